@@ -1,0 +1,48 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// NormalizeStatus maps a client's status to completed, failed, retry or dlq (concepts.md §8.1):
+// absent → completed, "success" → completed, anything unknown → failed.
+func NormalizeStatus(status *string) string {
+	if status == nil {
+		return store.AckCompleted
+	}
+	switch *status {
+	case "completed", "success":
+		return store.AckCompleted
+	case store.AckRetry, store.AckDLQ:
+		return *status
+	}
+	return store.AckFailed
+}
+
+// Ack evaluates and applies acknowledgements in one transaction. Items must carry
+// normalised statuses and a group; PartitionID "" marks a malformed partition id.
+func (b *Broker) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) {
+	return b.store.Ack(ctx, items)
+}
+
+// ExtendLease extends a live lease by at least seconds; state is one of store.Lease*.
+func (b *Broker) ExtendLease(ctx context.Context, leaseID string, seconds int) (expiresAt time.Time, state string, err error) {
+	return b.store.ExtendLease(ctx, leaseID, seconds)
+}
+
+// Configure creates or replaces a queue's configuration. Empty namespace/task are derived
+// from the name.
+func (b *Broker) Configure(ctx context.Context, name string, namespace, task *string, opts QueueOptions) (queueID, partitionID, ns, tk string, err error) {
+	ns, tk = DeriveLabels(name)
+	if namespace != nil {
+		ns = *namespace
+	}
+	if task != nil {
+		tk = *task
+	}
+	queueID, partitionID, err = b.store.Configure(ctx, name, ns, tk, opts)
+	return queueID, partitionID, ns, tk, err
+}

@@ -1,0 +1,79 @@
+// Package broker holds the domain operations of queen-go — push, pop (with long polling),
+// ack, lease extension and queue configuration — over the store. It knows nothing of HTTP:
+// it takes typed requests and returns typed results and errors.
+package broker
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/waiter"
+)
+
+// QueueMode is the consumer group of requests that name none.
+const QueueMode = "__QUEUE_MODE__"
+
+// ErrUnavailable is returned when the database cannot be reached or refused the work.
+var ErrUnavailable = store.ErrUnavailable
+
+// Domain types shared with the store.
+type (
+	// Message is one delivered message.
+	Message = store.Message
+	// PushResult is the outcome of one pushed item.
+	PushResult = store.PushResult
+	// AckItem is one acknowledgement.
+	AckItem = store.AckItem
+	// AckResult is the verdict on one acknowledgement.
+	AckResult = store.AckResult
+	// QueueOptions are the 16 options of a queue.
+	QueueOptions = store.QueueOptions
+)
+
+// Config holds the broker's defaults and long-poll tuning.
+type Config struct {
+	DefaultSubscriptionMode string        // "", all, new or new-only
+	PollInitial             time.Duration // first fallback re-check of a parked pop
+	PollMax                 time.Duration // longest fallback interval (at most 1 s)
+}
+
+// Broker is the domain layer. Safe for concurrent use.
+type Broker struct {
+	store *store.Store
+	hub   *waiter.Hub
+	cfg   Config
+	log   *slog.Logger
+}
+
+// New returns a broker over st. hub may be shared with a notification listener.
+func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker {
+	if cfg.PollInitial <= 0 {
+		cfg.PollInitial = 100 * time.Millisecond
+	}
+	if cfg.PollMax <= 0 || cfg.PollMax > time.Second {
+		cfg.PollMax = time.Second
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Broker{store: st, hub: hub, cfg: cfg, log: log}
+}
+
+// Hub is the broker's parked-pop registry.
+func (b *Broker) Hub() *waiter.Hub { return b.hub }
+
+// Listen relays cross-instance wake-ups from PostgreSQL to parked pops until ctx ends.
+func (b *Broker) Listen(ctx context.Context) {
+	b.store.Listen(ctx, b.log, func(s store.QueueSignal) {
+		b.hub.Wake(waiter.Signal{Queue: s.Queue, Namespace: s.Namespace, Task: s.Task, HasLabels: true})
+	}, b.hub.WakeAll)
+}
+
+// Ping checks the database.
+func (b *Broker) Ping(ctx context.Context) error { return b.store.Ping(ctx) }
+
+// newID mints a UUIDv7; ids minted by one process are monotonic.
+func newID() string { return uuid.Must(uuid.NewV7()).String() }

@@ -1,0 +1,123 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/waiter"
+)
+
+// PopRequest is a pop: what to read, for which group, and how long to wait.
+type PopRequest struct {
+	Queue, Partition  string // Queue set: the queue routes; Partition set: one partition
+	Namespace, Task   string // the namespace/task route (Queue empty)
+	Group             string // "" means queue mode
+	Batch, Partitions int
+	AutoAck           bool
+	SubscriptionMode  string     // "", all, new, new-only
+	SubscriptionFrom  string     // "", "now" or a timestamp (parsed into From)
+	From              *time.Time // parsed SubscriptionFrom timestamp
+	Wait              bool
+	Deadline          time.Time // long-poll deadline (arrival + timeout)
+}
+
+// PopResult is what a pop delivered; empty Messages means 204.
+type PopResult struct {
+	LeaseID  string // "" with autoAck
+	Group    string
+	Messages []Message
+	Claimed  int // partitions that delivered messages
+}
+
+// Pop claims deliverable messages, parking (without a database connection) until the
+// deadline when wait is set and nothing is deliverable. A database failure on the first
+// attempt is returned; later ones only make the pop keep waiting.
+func (b *Broker) Pop(ctx context.Context, r PopRequest) (PopResult, error) {
+	sr := b.storeRequest(r)
+	res := PopResult{Group: sr.Group}
+	if !r.AutoAck {
+		res.LeaseID = sr.LeaseID
+	}
+	var w *waiter.Waiter
+	if r.Wait {
+		w = b.hub.Park(waiter.Filter{Queue: r.Queue, Namespace: r.Namespace, Task: r.Task, ByLabels: r.Queue == ""})
+		defer w.Leave()
+	}
+	interval := b.cfg.PollInitial
+	for attempt := 0; ; attempt++ {
+		msgs, err := b.store.Pop(ctx, sr)
+		if err != nil {
+			if attempt == 0 || ctx.Err() != nil {
+				return res, err
+			}
+			if !errors.Is(err, ErrUnavailable) {
+				b.log.Warn("parked pop attempt failed", "err", err)
+			}
+		}
+		if len(msgs) > 0 {
+			res.Messages = msgs
+			res.Claimed = countPartitions(msgs)
+			return res, nil
+		}
+		left := time.Until(r.Deadline)
+		if !r.Wait || left <= 0 {
+			return res, nil
+		}
+		timer := time.NewTimer(min(interval, left))
+		select {
+		case <-w.C:
+		case <-timer.C:
+			interval = min(interval*2, b.cfg.PollMax)
+		case <-ctx.Done():
+			timer.Stop()
+			return res, ctx.Err()
+		case <-b.hub.Closed():
+			timer.Stop()
+			return res, nil
+		}
+		timer.Stop()
+	}
+}
+
+func (b *Broker) storeRequest(r PopRequest) store.PopRequest {
+	group := r.Group
+	if group == "" {
+		group = QueueMode
+	}
+	mode := r.SubscriptionMode
+	if r.SubscriptionFrom == "" && mode == "" {
+		mode = b.cfg.DefaultSubscriptionMode
+	}
+	var from *time.Time
+	switch {
+	case r.SubscriptionFrom == "now":
+		mode = "new"
+	case r.SubscriptionFrom != "":
+		mode, from = "timestamp", r.From
+	case mode == "new-only":
+		mode = "new"
+	case mode == "":
+		mode = "all"
+	}
+	parts := r.Partitions
+	if r.Partition != "" || parts < 1 {
+		parts = 1
+	}
+	return store.PopRequest{
+		Queue: r.Queue, Partition: r.Partition, Namespace: r.Namespace, Task: r.Task,
+		Group: group, Batch: max(r.Batch, 1), Partitions: parts, AutoAck: r.AutoAck,
+		LeaseID: newID(), SubscriptionMode: mode, SubscriptionFrom: from,
+	}
+}
+
+func countPartitions(msgs []Message) int {
+	n := 0
+	for i := range msgs {
+		if i == 0 || msgs[i].PartitionID != msgs[i-1].PartitionID {
+			n++
+		}
+	}
+	return n
+}

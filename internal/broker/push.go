@@ -1,0 +1,52 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/waiter"
+)
+
+// PushItem is one message a producer writes. An empty Partition means Default, an empty
+// TransactionID means the minted message id.
+type PushItem struct {
+	Queue, Partition, TransactionID string
+	Payload                         []byte // JSON text
+}
+
+// PushOutcome pairs a result with the key actually used.
+type PushOutcome struct {
+	PushResult
+	TransactionID string
+}
+
+// Push writes items in one transaction and wakes parked pops of the written queues.
+func (b *Broker) Push(ctx context.Context, items []PushItem, producerSub *string) ([]PushOutcome, error) {
+	rows := make([]store.PushItem, len(items))
+	for i, it := range items {
+		id := newID()
+		key := it.TransactionID
+		if key == "" {
+			key = id
+		}
+		part := it.Partition
+		if part == "" {
+			part = "Default"
+		}
+		rows[i] = store.PushItem{Queue: it.Queue, Partition: part, Key: key, ID: id, Payload: it.Payload}
+	}
+	res, err := b.store.Push(ctx, rows, producerSub)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PushOutcome, len(res))
+	woken := map[string]bool{}
+	for i, r := range res {
+		out[i] = PushOutcome{PushResult: r, TransactionID: rows[i].Key}
+		if r.Status == store.StatusQueued && !woken[r.Queue] {
+			woken[r.Queue] = true
+			b.hub.Wake(waiter.Signal{Queue: r.Queue})
+		}
+	}
+	return out, nil
+}

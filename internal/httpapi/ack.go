@@ -1,0 +1,147 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/broker"
+)
+
+type ackJSON struct {
+	TransactionID json.RawMessage `json:"transactionId"`
+	PartitionID   json.RawMessage `json:"partitionId"`
+	Status        json.RawMessage `json:"status"`
+	ConsumerGroup json.RawMessage `json:"consumerGroup"`
+	LeaseID       json.RawMessage `json:"leaseId"`
+	Error         json.RawMessage `json:"error"`
+}
+
+type ackBatchJSON struct {
+	ConsumerGroup   json.RawMessage `json:"consumerGroup"`
+	Acknowledgments json.RawMessage `json:"acknowledgments"`
+}
+
+type ackResultJSON struct {
+	Index            int     `json:"index"`
+	TransactionID    string  `json:"transactionId"`
+	Success          bool    `json:"success"`
+	Error            *string `json:"error"`
+	QueueName        *string `json:"queueName"`
+	PartitionName    *string `json:"partitionName"`
+	LeaseReleased    bool    `json:"leaseReleased"`
+	DLQ              bool    `json:"dlq"`
+	AlreadyCommitted bool    `json:"alreadyCommitted"`
+}
+
+func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
+	var body json.RawMessage
+	if !readJSON(w, r, &body) {
+		return
+	}
+	var a ackJSON
+	if isObject(body) {
+		_ = json.Unmarshal(body, &a) // fields are checked one by one below
+	}
+	tx, ok := asString(a.TransactionID)
+	if !ok {
+		writeError(w, http.StatusBadRequest, "transactionId is required")
+		return
+	}
+	pid, ok := asString(a.PartitionID)
+	if !ok {
+		writeError(w, http.StatusBadRequest, "partitionId is required to ensure message uniqueness")
+		return
+	}
+	s.applyAcks(w, r, []broker.AckItem{ackItem(tx, pid, a, "")})
+}
+
+func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request) {
+	var body json.RawMessage
+	if !readJSON(w, r, &body) {
+		return
+	}
+	var b ackBatchJSON
+	if !isObject(body) || json.Unmarshal(body, &b) != nil || !isArray(b.Acknowledgments) {
+		writeError(w, http.StatusBadRequest, "acknowledgments array is required")
+		return
+	}
+	var raws []json.RawMessage
+	if json.Unmarshal(b.Acknowledgments, &raws) != nil {
+		writeError(w, http.StatusBadRequest, "acknowledgments array is required")
+		return
+	}
+	group, _ := asString(b.ConsumerGroup)
+	items := make([]broker.AckItem, len(raws))
+	for i, raw := range raws {
+		var a ackJSON
+		if !isObject(raw) || json.Unmarshal(raw, &a) != nil {
+			writeError(w, http.StatusBadRequest, "Each acknowledgment must have a valid transactionId string")
+			return
+		}
+		tx, ok := asString(a.TransactionID)
+		if !ok {
+			writeError(w, http.StatusBadRequest, "Each acknowledgment must have a valid transactionId string")
+			return
+		}
+		pid, ok := asString(a.PartitionID)
+		if !ok {
+			writeError(w, http.StatusBadRequest, "Each acknowledgment must have a valid partitionId string to ensure message uniqueness")
+			return
+		}
+		items[i] = ackItem(tx, pid, a, group)
+	}
+	if len(items) == 0 {
+		writeJSON(w, http.StatusOK, []ackResultJSON{})
+		return
+	}
+	s.applyAcks(w, r, items)
+}
+
+// ackItem builds a broker ack: the item's own non-empty group wins over the request's; a
+// partitionId that is not a UUID can only be "Message not found", so it is passed as none.
+func ackItem(tx, pid string, a ackJSON, defGroup string) broker.AckItem {
+	group, _ := asString(a.ConsumerGroup)
+	if group == "" {
+		group = defGroup
+	}
+	if group == "" {
+		group = broker.QueueMode
+	}
+	if u, err := uuid.Parse(pid); err != nil || len(pid) != 36 {
+		pid = ""
+	} else {
+		pid = u.String()
+	}
+	var status *string
+	if st, ok := asString(a.Status); ok {
+		status = &st
+	} else if !isNull(a.Status) {
+		bogus := ""
+		status = &bogus // a non-string status is treated as failed
+	}
+	lease, _ := asString(a.LeaseID)
+	if lease != "" {
+		if _, err := uuid.Parse(lease); err != nil || len(lease) != 36 {
+			lease = "00000000-0000-0000-0000-000000000000" // no pair holds it: the lease check fails
+		}
+	}
+	errMsg, _ := asString(a.Error)
+	return broker.AckItem{PartitionID: pid, TransactionID: tx, Group: group, Status: broker.NormalizeStatus(status),
+		LeaseID: lease, Error: errMsg}
+}
+
+func (s *Server) applyAcks(w http.ResponseWriter, r *http.Request, items []broker.AckItem) {
+	res, err := s.b.Ack(r.Context(), items)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]ackResultJSON, len(res))
+	for i, x := range res {
+		out[i] = ackResultJSON{Index: i, TransactionID: items[i].TransactionID, Success: x.Success, Error: x.Error,
+			QueueName: x.Queue, PartitionName: x.Partition, LeaseReleased: x.LeaseReleased, DLQ: x.DLQ,
+			AlreadyCommitted: x.AlreadyCommitted}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

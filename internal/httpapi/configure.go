@@ -1,0 +1,108 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+
+	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/store"
+)
+
+type configureJSON struct {
+	Queue     json.RawMessage `json:"queue"`
+	Namespace json.RawMessage `json:"namespace"`
+	Task      json.RawMessage `json:"task"`
+	Options   json.RawMessage `json:"options"`
+}
+
+type configuredJSON struct {
+	Configured  bool               `json:"configured"`
+	QueueID     string             `json:"queueId"`
+	PartitionID string             `json:"partitionId"`
+	Queue       string             `json:"queue"`
+	Namespace   string             `json:"namespace"`
+	Task        string             `json:"task"`
+	Options     store.QueueOptions `json:"options"`
+}
+
+func (s *Server) configure(w http.ResponseWriter, r *http.Request) {
+	var body json.RawMessage
+	if !readJSON(w, r, &body) {
+		return
+	}
+	var c configureJSON
+	if isObject(body) {
+		_ = json.Unmarshal(body, &c)
+	}
+	name, ok := asString(c.Queue)
+	if !ok {
+		writeError(w, http.StatusBadRequest, "queue is required")
+		return
+	}
+	if tooLong(name) {
+		writeError(w, http.StatusBadRequest, "queue exceeds 255 characters")
+		return
+	}
+	opts, msg := parseQueueOptions(c.Options)
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	var ns, task *string // a non-string value is ignored: the derived label applies
+	if v, ok := asString(c.Namespace); ok {
+		ns = &v
+	}
+	if v, ok := asString(c.Task); ok {
+		task = &v
+	}
+	qid, pid, nsv, taskv, err := s.b.Configure(r.Context(), name, ns, task, opts)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, configuredJSON{Configured: true, QueueID: qid, PartitionID: pid, Queue: name,
+		Namespace: nsv, Task: taskv, Options: opts})
+}
+
+// parseQueueOptions reads the 16 options over their defaults (concepts.md §2.2): integers
+// ≥ 0 and booleans; other names are ignored.
+func parseQueueOptions(raw json.RawMessage) (broker.QueueOptions, string) {
+	opts := store.DefaultQueueOptions()
+	if isNull(raw) {
+		return opts, ""
+	}
+	var m map[string]json.RawMessage
+	if !isObject(raw) || json.Unmarshal(raw, &m) != nil {
+		return opts, "options must be an object"
+	}
+	ints := map[string]*int{"leaseTime": &opts.LeaseTime, "retryLimit": &opts.RetryLimit,
+		"retryDelay": &opts.RetryDelay, "priority": &opts.Priority, "maxSize": &opts.MaxSize, "ttl": &opts.TTL,
+		"delayedProcessing": &opts.DelayedProcessing, "windowBuffer": &opts.WindowBuffer,
+		"retentionSeconds": &opts.RetentionSeconds, "completedRetentionSeconds": &opts.CompletedRetentionSeconds,
+		"maxWaitTimeSeconds": &opts.MaxWaitTimeSeconds, "dedupWindowSeconds": &opts.DedupWindowSeconds}
+	bools := map[string]*bool{"deadLetterQueue": &opts.DeadLetterQueue, "dlqAfterMaxRetries": &opts.DLQAfterMaxRetries,
+		"retentionEnabled": &opts.RetentionEnabled, "encryptionEnabled": &opts.EncryptionEnabled}
+	for _, name := range optionOrder {
+		v, present := m[name]
+		if !present || isNull(v) {
+			continue
+		}
+		if p, ok := ints[name]; ok {
+			var f float64
+			if json.Unmarshal(v, &f) != nil || jsonKind(v) == '"' || f < 0 || f != math.Trunc(f) || f > math.MaxInt32 {
+				return opts, "Invalid value for option " + name
+			}
+			*p = int(f)
+		} else if json.Unmarshal(v, bools[name]) != nil || (jsonKind(v) != 't' && jsonKind(v) != 'f') {
+			return opts, "Invalid value for option " + name
+		}
+	}
+	return opts, ""
+}
+
+// optionOrder fixes which invalid option is reported first: the spec's table order.
+var optionOrder = []string{"leaseTime", "retryLimit", "retryDelay", "priority", "maxSize", "ttl",
+	"deadLetterQueue", "dlqAfterMaxRetries", "delayedProcessing", "windowBuffer", "retentionSeconds",
+	"completedRetentionSeconds", "retentionEnabled", "encryptionEnabled", "maxWaitTimeSeconds",
+	"dedupWindowSeconds"}

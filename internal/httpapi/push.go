@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/store"
+)
+
+type pushBody struct {
+	Items json.RawMessage `json:"items"`
+}
+
+type pushItemJSON struct {
+	Queue         json.RawMessage `json:"queue"`
+	Partition     json.RawMessage `json:"partition"`
+	Payload       json.RawMessage `json:"payload"`
+	TransactionID json.RawMessage `json:"transactionId"`
+}
+
+// pushResultJSON is one element of the push answer; its casing is the spec's (data-api.md §2.3).
+type pushResultJSON struct {
+	Index         int              `json:"index"`
+	TransactionID string           `json:"transaction_id"`
+	Status        string           `json:"status"`
+	MessageID     string           `json:"message_id,omitempty"`
+	PartitionID   string           `json:"partition_id,omitempty"`
+	TraceID       *json.RawMessage `json:"trace_id,omitempty"`
+	Error         string           `json:"error,omitempty"`
+	QueueName     string           `json:"queueName"`
+}
+
+var jsonNull = json.RawMessage("null")
+
+func (s *Server) push(w http.ResponseWriter, r *http.Request) {
+	var body json.RawMessage
+	if !readJSON(w, r, &body) {
+		return
+	}
+	items, msg := parsePushItems(body)
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	if len(items) == 0 {
+		writeJSON(w, http.StatusCreated, []pushResultJSON{})
+		return
+	}
+	res, err := s.b.Push(r.Context(), items, nil)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]pushResultJSON, len(res))
+	for i, o := range res {
+		e := pushResultJSON{Index: i, TransactionID: o.TransactionID, Status: o.Status, QueueName: items[i].Queue}
+		switch o.Status {
+		case store.StatusQueued:
+			e.MessageID, e.PartitionID, e.TraceID = o.MessageID, o.PartitionID, &jsonNull
+		case store.StatusDuplicate:
+			e.MessageID = o.MessageID
+		default:
+			e.Error = "queue full"
+		}
+		out[i] = e
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// parsePushItems validates every item before anything is written; the first failure is the
+// answer (data-api.md §2.1).
+func parsePushItems(body json.RawMessage) ([]broker.PushItem, string) {
+	var pb pushBody
+	if !isObject(body) || json.Unmarshal(body, &pb) != nil || !isArray(pb.Items) {
+		return nil, "items array is required"
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(pb.Items, &raws); err != nil {
+		return nil, "items array is required"
+	}
+	items := make([]broker.PushItem, len(raws))
+	for i, raw := range raws {
+		var it pushItemJSON
+		if !isObject(raw) || json.Unmarshal(raw, &it) != nil {
+			return nil, "Each item must be an object"
+		}
+		q, ok := asString(it.Queue)
+		if !ok {
+			return nil, "Queue must be a string"
+		}
+		if tooLong(q) {
+			return nil, "queue exceeds 255 characters"
+		}
+		p, ok := optString(it.Partition)
+		if !ok {
+			return nil, "Partition must be a string"
+		}
+		if tooLong(p) {
+			return nil, "partition exceeds 255 characters"
+		}
+		if len(it.Payload) == 0 {
+			return nil, "payload is required"
+		}
+		tx, ok := optString(it.TransactionID)
+		if !ok {
+			return nil, "TransactionId must be a string"
+		}
+		if tooLong(tx) {
+			return nil, "transactionId exceeds 255 characters"
+		}
+		items[i] = broker.PushItem{Queue: q, Partition: p, TransactionID: tx, Payload: it.Payload}
+	}
+	return items, ""
+}

@@ -1,0 +1,92 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/queen-go/queen/internal/broker"
+)
+
+// Config holds the HTTP layer's defaults.
+type Config struct {
+	DefaultBatch   int           // DEFAULT_BATCH_SIZE
+	DefaultTimeout time.Duration // DEFAULT_TIMEOUT
+	WorkerID       string
+	Version        string
+}
+
+// maxPopTimeout caps a long poll (data-api.md §3.1).
+const maxPopTimeout = 120 * time.Second
+
+// Server serves the Queen HTTP API over a broker.
+type Server struct {
+	b   *broker.Broker
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns the API handler with every route registered.
+func New(b *broker.Broker, cfg Config, log *slog.Logger) http.Handler {
+	if cfg.DefaultBatch < 1 {
+		cfg.DefaultBatch = 1
+	}
+	if cfg.DefaultTimeout <= 0 {
+		cfg.DefaultTimeout = 30 * time.Second
+	}
+	s := &Server{b: b, cfg: cfg, log: log}
+	r := NewRouter()
+	r.Handle(http.MethodGet, "/health", LevelPublic, s.health)
+	r.Handle(http.MethodPost, "/api/v1/configure", LevelReadWrite, s.configure)
+	r.Handle(http.MethodPost, "/api/v1/push", LevelReadWrite, s.push)
+	r.Handle(http.MethodGet, "/api/v1/pop/queue/:queue", LevelReadWrite, s.popQueue)
+	r.Handle(http.MethodGet, "/api/v1/pop/queue/:queue/partition/:partition", LevelReadWrite, s.popPartition)
+	r.Handle(http.MethodGet, "/api/v1/pop", LevelReadWrite, s.popNamespace)
+	r.Handle(http.MethodPost, "/api/v1/ack", LevelReadWrite, s.ack)
+	r.Handle(http.MethodPost, "/api/v1/ack/batch", LevelReadWrite, s.ackBatch)
+	r.Handle(http.MethodPost, "/api/v1/lease/:leaseId/extend", LevelReadWrite, s.extendLease)
+	return r
+}
+
+// fail answers a broker error: 503 when the database is unavailable, 500 otherwise (the
+// detail is logged, never sent).
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, broker.ErrUnavailable):
+		writeError(w, http.StatusServiceUnavailable, "Database unavailable")
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client went away; nobody reads the answer.
+	default:
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusInternalServerError, "Internal server error")
+	}
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	status, code, db := "healthy", http.StatusOK, "connected"
+	if err := s.b.Ping(r.Context()); err != nil {
+		status, code, db = "unhealthy", http.StatusServiceUnavailable, "disconnected"
+	}
+	// Maintenance modes and the file buffer arrive with their issue; until then they are off
+	// and empty, which is what this broker does.
+	writeJSON(w, code, healthBody{Status: status, Database: db, Server: "queen-go", Version: s.cfg.Version,
+		WorkerID: s.cfg.WorkerID, FileBuffer: fileBufferCounts{}})
+}
+
+type healthBody struct {
+	Status             string           `json:"status"`
+	Database           string           `json:"database"`
+	Server             string           `json:"server"`
+	Version            string           `json:"version"`
+	WorkerID           string           `json:"worker_id"`
+	MaintenanceMode    bool             `json:"maintenanceMode"`
+	PopMaintenanceMode bool             `json:"popMaintenanceMode"`
+	FileBuffer         fileBufferCounts `json:"fileBuffer"`
+}
+
+type fileBufferCounts struct {
+	Pending int `json:"pending"`
+	Failed  int `json:"failed"`
+}

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Ack statuses after normalisation (concepts.md §8.1).
+const (
+	AckCompleted = "completed"
+	AckFailed    = "failed"
+	AckRetry     = "retry"
+	AckDLQ       = "dlq"
+)
+
+// AckItem is one acknowledgement. PartitionID is "" when the client's value is not a UUID
+// (the item then reports Message not found); LeaseID "" means lease-less.
+type AckItem struct {
+	PartitionID, TransactionID, Group string
+	Status                            string
+	LeaseID                           string
+	Error                             string
+}
+
+// AckResult is the verdict on one item (concepts.md §8.3), in request order.
+type AckResult struct {
+	Success          bool
+	Error            *string
+	Queue, Partition *string
+	LeaseReleased    bool
+	DLQ              bool
+	AlreadyCommitted bool
+}
+
+// Ack evaluates and applies acks in one database transaction; rejected items are reported.
+func (s *Store) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) {
+	out, err := s.ackItems(ctx, items, nil)
+	if err != nil {
+		return nil, fmt.Errorf("ack: %w", err)
+	}
+	return out, nil
+}
+
+const sqlAck = `SELECT success, error, queue_name, partition_name, lease_released, dlq, already_committed
+	FROM qg_ack_items($1::uuid[], $2, $3, $4, $5::uuid[], $6, $7::uuid[], $8)`
+
+func (s *Store) ackItems(ctx context.Context, items []AckItem, required []string) ([]AckResult, error) {
+	a := ackArrays(items)
+	var out []AckResult
+	err := s.queryRows(ctx, sqlAck, []any{a.pids, a.keys, a.groups, a.statuses, a.leases, a.errors, required, s.nowArg()},
+		func(row rowScanner) error {
+			var r AckResult
+			if err := row.Scan(&r.Success, &r.Error, &r.Queue, &r.Partition, &r.LeaseReleased, &r.DLQ, &r.AlreadyCommitted); err != nil {
+				return err
+			}
+			out = append(out, r)
+			return nil
+		})
+	return out, err
+}
+
+type ackArgs struct {
+	pids, leases, errors   []*string
+	keys, groups, statuses []string
+}
+
+// ackArrays turns items into the column arrays qg_ack_items takes ("" → NULL where it means none).
+func ackArrays(items []AckItem) ackArgs {
+	n := len(items)
+	a := ackArgs{pids: make([]*string, n), leases: make([]*string, n), errors: make([]*string, n),
+		keys: make([]string, n), groups: make([]string, n), statuses: make([]string, n)}
+	for i, it := range items {
+		a.pids[i], a.leases[i], a.errors[i] = strPtr(it.PartitionID), strPtr(it.LeaseID), strPtr(it.Error)
+		a.keys[i], a.groups[i], a.statuses[i] = it.TransactionID, it.Group, it.Status
+	}
+	return a
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,34 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Lease extension outcomes.
+const (
+	LeaseExtended = "extended"
+	LeaseNotFound = "not_found"
+	LeaseExpired  = "expired"
+)
+
+// ExtendLease pushes the expiry of a live lease to at least now+seconds on every pair that
+// holds it; it returns the earliest resulting expiry and the outcome.
+func (s *Store) ExtendLease(ctx context.Context, leaseID string, seconds int) (time.Time, string, error) {
+	var exp *time.Time
+	var state string
+	err := s.withConn(ctx, func(c *pgxpool.Conn) error {
+		return c.QueryRow(ctx, "SELECT expires_at, state FROM qg_extend_lease($1::uuid, $2, $3)",
+			leaseID, seconds, s.nowArg()).Scan(&exp, &state)
+	})
+	if err != nil {
+		return time.Time{}, "", fmt.Errorf("extend lease: %w", err)
+	}
+	if exp == nil {
+		return time.Time{}, state, nil
+	}
+	return *exp, state, nil
+}

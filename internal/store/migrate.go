@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed sql/migrations/*.sql sql/functions/*.sql
+var sqlFiles embed.FS
+
+// migrationLockKey is the advisory lock that serialises schema work of brokers starting at once.
+const migrationLockKey = 0x7175_6565_6e67_6f // "queengo"
+
+// Migrate creates the schema, applies pending migrations in order and (re)installs the
+// functions when their text changed, all under an advisory lock so that instances starting
+// together apply each step once. A database newer than this binary is an error.
+func (s *Store) Migrate(ctx context.Context) error {
+	return s.withConn(ctx, func(c *pgxpool.Conn) error {
+		if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLockKey); err != nil {
+			return fmt.Errorf("take migration lock: %w", err)
+		}
+		defer c.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLockKey)
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return s.migrate(ctx, tx) })
+	})
+}
+
+func (s *Store) migrate(ctx context.Context, tx pgx.Tx) error {
+	schema := quoteIdent(s.schema)
+	stmts := []string{
+		"CREATE SCHEMA IF NOT EXISTS " + schema,
+		"SET LOCAL search_path TO " + schema,
+		`CREATE TABLE IF NOT EXISTS schema_migrations (
+			version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+	}
+	for _, q := range stmts {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("prepare schema: %w", err)
+		}
+	}
+	var current int
+	if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&current); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	migrations, err := listMigrations()
+	if err != nil {
+		return err
+	}
+	latest := 0
+	if len(migrations) > 0 {
+		latest = migrations[len(migrations)-1].version
+	}
+	if current > latest {
+		return fmt.Errorf("database schema %q is at version %d, newer than this binary knows (%d): upgrade queen-go", s.schema, current, latest)
+	}
+	for _, m := range migrations {
+		if m.version <= current {
+			continue
+		}
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			return fmt.Errorf("apply migration %s: %w", m.name, err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version) VALUES ($1)", m.version); err != nil {
+			return fmt.Errorf("record migration %s: %w", m.name, err)
+		}
+	}
+	return installFunctions(ctx, tx)
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func listMigrations() ([]migration, error) {
+	names, err := fs.Glob(sqlFiles, "sql/migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, n := range names {
+		base := path.Base(n)
+		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with its version number", base)
+		}
+		b, err := sqlFiles.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: base, sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+// installFunctions re-creates the PL/pgSQL functions when their combined text changed, so a
+// running fleet is not disturbed by every restart.
+func installFunctions(ctx context.Context, tx pgx.Tx) error {
+	names, err := fs.Glob(sqlFiles, "sql/functions/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	var bodies []string
+	for _, n := range names {
+		b, err := sqlFiles.ReadFile(n)
+		if err != nil {
+			return err
+		}
+		h.Write(b)
+		bodies = append(bodies, string(b))
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	var installed string
+	err = tx.QueryRow(ctx, "SELECT hash FROM function_versions WHERE id = 1").Scan(&installed)
+	if err != nil && !isNoRows(err) {
+		return fmt.Errorf("read function version: %w", err)
+	}
+	if installed == sum {
+		return nil
+	}
+	for i, b := range bodies {
+		if _, err := tx.Exec(ctx, b); err != nil {
+			return fmt.Errorf("install %s: %w", path.Base(names[i]), err)
+		}
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO function_versions (id, hash) VALUES (1, $1)
+		ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash`, sum)
+	return err
+}

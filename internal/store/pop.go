@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// PopRequest selects what a pop may claim (data-api.md §3). Queue, Partition, Namespace and
+// Task are filters; empty means "any".
+type PopRequest struct {
+	Queue, Partition  string
+	Namespace, Task   string
+	Group             string
+	Batch, Partitions int
+	AutoAck           bool
+	LeaseID           string     // minted by the caller; ignored with AutoAck
+	SubscriptionMode  string     // all | new | timestamp (registration of a named group)
+	SubscriptionFrom  *time.Time // with mode timestamp
+}
+
+// Message is one delivered message.
+type Message struct {
+	ID            string
+	TransactionID string
+	TraceID       *string
+	Payload       []byte // JSON text
+	ProducerSub   *string
+	CreatedAt     time.Time
+	PartitionID   string
+	Partition     string
+	Queue         string
+	RetryCount    int
+}
+
+const sqlPop = `SELECT id::text, transaction_id, trace_id::text, payload, producer_sub, created_at,
+	partition_id::text, partition_name, queue_name, retry_count
+	FROM qg_pop($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12)`
+
+// Pop claims and returns deliverable messages; none is not an error.
+func (s *Store) Pop(ctx context.Context, r PopRequest) ([]Message, error) {
+	var lease any
+	if !r.AutoAck {
+		lease = r.LeaseID
+	}
+	args := []any{nullIfEmpty(r.Queue), nullIfEmpty(r.Partition), nullIfEmpty(r.Namespace), nullIfEmpty(r.Task),
+		r.Group, r.Batch, r.Partitions, r.AutoAck, lease, r.SubscriptionMode, r.SubscriptionFrom, s.nowArg()}
+	var out []Message
+	err := s.queryRows(ctx, sqlPop, args, func(row rowScanner) error {
+		var m Message
+		var payload string
+		if err := row.Scan(&m.ID, &m.TransactionID, &m.TraceID, &payload, &m.ProducerSub, &m.CreatedAt,
+			&m.PartitionID, &m.Partition, &m.Queue, &m.RetryCount); err != nil {
+			return err
+		}
+		m.Payload = []byte(payload)
+		out = append(out, m)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pop: %w", err)
+	}
+	return out, nil
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// PushItem is one message to write. Key is the idempotency key (the message id when the
+// producer gave none); Payload is JSON text.
+type PushItem struct {
+	Queue, Partition, Key string
+	ID                    string
+	Payload               []byte
+}
+
+// Push statuses.
+const (
+	StatusQueued    = "queued"
+	StatusDuplicate = "duplicate"
+	StatusFailed    = "failed"
+)
+
+// PushResult is the outcome of one item, in request order.
+type PushResult struct {
+	Status      string // queued | duplicate | failed (queue full)
+	MessageID   string // the stored message (queued) or the one holding the key (duplicate)
+	PartitionID string
+	Queue       string
+}
+
+// Push writes items in one database transaction (data-api.md §2.2): taken keys report
+// duplicate, a full queue reports failed per item. Missing queues and partitions are created
+// first in their own committed step, only when the push finds some missing.
+func (s *Store) Push(ctx context.Context, items []PushItem, producerSub *string) ([]PushResult, error) {
+	n := len(items)
+	queues, parts, keys, ids, payloads := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, it := range items {
+		queues[i], parts[i], keys[i], ids[i], payloads[i] = it.Queue, it.Partition, it.Key, it.ID, string(it.Payload)
+	}
+	var out []PushResult
+	run := func() error {
+		out = out[:0]
+		return s.queryRows(ctx, sqlPush, []any{queues, parts, keys, ids, payloads, producerSub, s.nowArg()}, func(r rowScanner) error {
+			var p pushPlan
+			if err := r.Scan(&p.i, &p.status, &p.mid, &p.pid, &p.pos, &p.qid, &p.qname, &p.pname); err != nil {
+				return err
+			}
+			status := p.status
+			if status == "taken" {
+				status = StatusDuplicate
+			}
+			out = append(out, PushResult{Status: status, MessageID: p.mid, PartitionID: p.pid, Queue: p.qname})
+			return nil
+		})
+	}
+	err := run()
+	if pgCode(err) == codeMissingPartitions {
+		if err = s.EnsurePartitions(ctx, queues, parts); err == nil {
+			err = run()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("push: %w", err)
+	}
+	return out, nil
+}
+
+// EnsurePartitions creates the named queues (with default options) and partitions that do
+// not exist yet, in a short committed transaction of its own.
+func (s *Store) EnsurePartitions(ctx context.Context, queues, partitions []string) error {
+	return s.withConn(ctx, func(c *pgxpool.Conn) error {
+		_, err := c.Exec(ctx, "SELECT qg_ensure_partitions($1, $2)", queues, partitions)
+		return err
+	})
+}
+
+type pushPlan struct {
+	i            int
+	status       string
+	mid, pid     string
+	pos          *int64
+	qid          string
+	qname, pname string
+}
+
+const sqlPush = "SELECT i, status, mid::text, pid::text, pos, qid::text, qname, pname FROM qg_push($1, $2, $3, $4::uuid[], $5, $6, $7)"

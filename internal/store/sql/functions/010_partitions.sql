@@ -1,0 +1,39 @@
+-- Queue and partition creation, done in its own short committed step before any ordered
+-- locking starts (spec concepts.md §4.2), so creating a partition never waits inside a writer.
+-- Rows are inserted in a fixed order so concurrent callers cannot deadlock on each other.
+CREATE OR REPLACE FUNCTION qg_ensure_partitions(p_queues text[], p_partitions text[])
+RETURNS void LANGUAGE sql AS $$
+    INSERT INTO queues (id, name, namespace, task)
+    SELECT gen_random_uuid(), s.q, split_part(s.q, '.', 1), split_part(s.q, '.', 2)
+    FROM (SELECT DISTINCT q FROM unnest(p_queues) AS u (q)) s
+    ORDER BY s.q
+    ON CONFLICT (name) DO NOTHING;
+
+    INSERT INTO partitions (id, queue_id, name)
+    SELECT gen_random_uuid(), q.id, x.p
+    FROM (SELECT DISTINCT u.q, u.p FROM unnest(p_queues, p_partitions) AS u (q, p)) x
+    JOIN queues q ON q.name = x.q
+    ORDER BY q.id, x.p
+    ON CONFLICT (queue_id, name) DO NOTHING;
+$$;
+
+-- Resolves (queue name, partition name) pairs to partition ids, NULL where one does not exist.
+CREATE OR REPLACE FUNCTION qg_partition_ids(p_queues text[], p_partitions text[])
+RETURNS uuid[] LANGUAGE sql STABLE AS $$
+    SELECT coalesce(array_agg(p.id ORDER BY u.ord), '{}')
+    FROM unnest(p_queues, p_partitions) WITH ORDINALITY AS u (q, pn, ord)
+    LEFT JOIN queues q ON q.name = u.q
+    LEFT JOIN partitions p ON p.queue_id = q.id AND p.name = u.pn;
+$$;
+
+-- Unconsumed messages of a queue (concepts.md §10): per partition, the messages past the
+-- slowest consumer's cursor (all of them while the partition has no consumer).
+CREATE OR REPLACE FUNCTION qg_unconsumed_count(p_queue_id uuid)
+RETURNS bigint LANGUAGE sql STABLE AS $$
+    SELECT coalesce(sum((SELECT count(*) FROM messages m
+                         WHERE m.partition_id = p.id
+                           AND m.position > coalesce((SELECT min(c.cursor) FROM consumers c
+                                                      WHERE c.partition_id = p.id), 0))), 0)
+    FROM partitions p
+    WHERE p.queue_id = p_queue_id;
+$$;

@@ -1,0 +1,115 @@
+-- Raised when a push names a queue or partition that does not exist yet; the caller creates
+-- them in their own committed step (qg_ensure_partitions) and calls again.
+CREATE OR REPLACE FUNCTION qg_raise_missing_partitions() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'partitions missing' USING ERRCODE = 'QG001';
+END $$;
+
+-- Wakes parked pops of a queue on every instance; NOTIFY fires only when the caller commits.
+CREATE OR REPLACE FUNCTION qg_notify_queue(p_queue_id uuid) RETURNS void LANGUAGE sql AS $$
+    SELECT pg_notify('qg_wake:' || current_schema(), json_build_array(q.name, q.namespace, q.task)::text)
+    FROM queues q WHERE q.id = p_queue_id;
+$$;
+
+-- Writes push items into existing partitions (concepts.md §4). Shared by the push route
+-- (p_strict = false: taken keys report duplicate, a full queue reports failed per item) and the
+-- transaction route (p_strict = true: the first taken key raises QDUP, a full queue QFULL).
+-- Locks capped queues, then partitions, in ascending id order (the order of every write path),
+-- then allocates positions in request order while holding the locks.
+CREATE OR REPLACE FUNCTION qg_push_items(
+    p_pids uuid[], p_keys text[], p_ids uuid[], p_payloads text[], p_traces uuid[],
+    p_sub text, p_now timestamptz, p_strict boolean)
+RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
+DECLARE
+    v_now  timestamptz;
+    v_plan qg_push_plan[];
+    v_bad  qg_push_plan;
+BEGIN
+    PERFORM 1 FROM queues q
+    WHERE q.max_size > 0 AND q.id IN (SELECT p.queue_id FROM partitions p WHERE p.id = ANY (p_pids))
+    ORDER BY q.id FOR NO KEY UPDATE;
+    PERFORM 1 FROM partitions p WHERE p.id = ANY (p_pids) ORDER BY p.id FOR NO KEY UPDATE;
+    v_now := coalesce(p_now, clock_timestamp());
+
+    WITH items AS (
+        SELECT (u.ord - 1)::int AS i, u.pid, u.k, u.mid, p.queue_id AS qid, q.name AS qname,
+               p.name AS pname, q.max_size, q.dedup_window_seconds AS dw, p.last_position
+        FROM unnest(p_pids, p_keys, p_ids) WITH ORDINALITY AS u (pid, k, mid, ord)
+        JOIN partitions p ON p.id = u.pid
+        JOIN queues q ON q.id = p.queue_id
+    ), ranked AS (
+        SELECT it.*, row_number() OVER w AS dup_rank, first_value(it.i) OVER w AS winner
+        FROM items it WINDOW w AS (PARTITION BY it.pid, it.k ORDER BY it.i)
+    ), firsts AS (
+        SELECT r.*, coalesce(
+                   (SELECT m.id FROM messages m WHERE m.partition_id = r.pid AND m.transaction_id = r.k),
+                   (SELECT t.message_id FROM dedup_tombstones t
+                    WHERE t.partition_id = r.pid AND t.transaction_id = r.k
+                      AND t.created_at + r.dw * interval '1 second' > v_now)) AS existing
+        FROM ranked r WHERE r.dup_rank = 1
+    ), fresh AS (
+        SELECT f.*, row_number() OVER (PARTITION BY f.qid ORDER BY f.i) AS qseq
+        FROM firsts f WHERE f.existing IS NULL
+    ), counts AS (
+        SELECT f.qid, qg_unconsumed_count(f.qid) AS n FROM fresh f WHERE f.max_size > 0 GROUP BY f.qid
+    ), accepted AS (
+        SELECT f.i, f.pid, f.mid, f.last_position + row_number() OVER (PARTITION BY f.pid ORDER BY f.i) AS pos
+        FROM fresh f LEFT JOIN counts c ON c.qid = f.qid
+        WHERE f.max_size = 0 OR c.n + f.qseq <= f.max_size
+    ), decided AS (
+        SELECT f.i,
+               CASE WHEN f.existing IS NOT NULL THEN 'taken'
+                    WHEN a.i IS NOT NULL THEN 'queued' ELSE 'failed' END AS status,
+               coalesce(f.existing, f.mid) AS mid, a.pos
+        FROM firsts f LEFT JOIN accepted a ON a.i = f.i
+    )
+    SELECT array_agg(ROW(r.i,
+               CASE WHEN r.dup_rank = 1 THEN d.status
+                    WHEN d.status = 'failed' THEN 'failed' ELSE 'duplicate' END,
+               d.mid, r.pid, CASE WHEN r.dup_rank = 1 THEN d.pos END, r.qid, r.qname, r.pname
+           )::qg_push_plan ORDER BY r.i)
+    INTO v_plan
+    FROM ranked r JOIN decided d ON d.i = r.winner;
+
+    IF p_strict THEN
+        SELECT * INTO v_bad FROM unnest(v_plan) x WHERE x.status = 'taken' ORDER BY x.i LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'QDUP duplicate messages in queue "%" partition "%"; transaction rolled back',
+                v_bad.qname, v_bad.pname USING ERRCODE = 'QG002';
+        END IF;
+        SELECT * INTO v_bad FROM unnest(v_plan) x WHERE x.status = 'failed' ORDER BY x.i LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'QFULL queue "%" is full; transaction rolled back', v_bad.qname
+                USING ERRCODE = 'QG003';
+        END IF;
+    END IF;
+
+    INSERT INTO messages (partition_id, position, id, transaction_id, payload, trace_id, producer_sub, created_at)
+    SELECT x.pid, x.pos, x.mid, p_keys[x.i + 1], p_payloads[x.i + 1]::jsonb, p_traces[x.i + 1], p_sub, v_now
+    FROM unnest(v_plan) x WHERE x.status = 'queued';
+
+    UPDATE partitions p SET last_position = c.top, last_message_at = v_now, last_activity_at = v_now
+    FROM (SELECT x.pid, max(x.pos) AS top FROM unnest(v_plan) x WHERE x.status = 'queued' GROUP BY x.pid) c
+    WHERE p.id = c.pid;
+
+    PERFORM qg_notify_queue(s.qid)
+    FROM (SELECT DISTINCT x.qid FROM unnest(v_plan) x WHERE x.status = 'queued') s;
+
+    RETURN QUERY SELECT * FROM unnest(v_plan) x ORDER BY x.i;
+END $$;
+
+-- The push route in one round trip: resolves names to partitions (raising QG001 when some do
+-- not exist yet) and writes the items. Taken keys come back as 'taken' with the stored id.
+CREATE OR REPLACE FUNCTION qg_push(
+    p_queues text[], p_partitions text[], p_keys text[], p_ids uuid[], p_payloads text[],
+    p_sub text, p_now timestamptz)
+RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
+DECLARE
+    v_pids uuid[] := qg_partition_ids(p_queues, p_partitions);
+BEGIN
+    IF array_position(v_pids, NULL) IS NOT NULL THEN
+        PERFORM qg_raise_missing_partitions();
+    END IF;
+    RETURN QUERY SELECT * FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads,
+        array_fill(NULL::uuid, ARRAY[cardinality(p_ids)]), p_sub, p_now, false);
+END $$;

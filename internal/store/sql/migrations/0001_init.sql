@@ -1,0 +1,157 @@
+-- queen-go schema, version 1. Applied inside the schema named by DB_SCHEMA (search_path is set).
+
+CREATE TABLE queues (
+    id                          uuid PRIMARY KEY,
+    name                        text NOT NULL UNIQUE,
+    namespace                   text NOT NULL,
+    task                        text NOT NULL,
+    lease_time                  integer NOT NULL DEFAULT 300,
+    retry_limit                 integer NOT NULL DEFAULT 3,
+    retry_delay                 integer NOT NULL DEFAULT 1000,
+    priority                    integer NOT NULL DEFAULT 0,
+    max_size                    integer NOT NULL DEFAULT 0,
+    ttl                         integer NOT NULL DEFAULT 3600,
+    dead_letter_queue           boolean NOT NULL DEFAULT false,
+    dlq_after_max_retries       boolean NOT NULL DEFAULT false,
+    delayed_processing          integer NOT NULL DEFAULT 0,
+    window_buffer               integer NOT NULL DEFAULT 0,
+    retention_seconds           integer NOT NULL DEFAULT 0,
+    completed_retention_seconds integer NOT NULL DEFAULT 0,
+    retention_enabled           boolean NOT NULL DEFAULT false,
+    encryption_enabled          boolean NOT NULL DEFAULT false,
+    max_wait_time_seconds       integer NOT NULL DEFAULT 0,
+    dedup_window_seconds        integer NOT NULL DEFAULT 900,
+    created_at                  timestamptz NOT NULL DEFAULT now(),
+    updated_at                  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX queues_namespace_task ON queues (namespace, task);
+
+-- A partition row is the writers' lock: every writer locks it before allocating positions,
+-- so positions are handed out in commit order (spec concepts.md §4.2).
+CREATE TABLE partitions (
+    id               uuid PRIMARY KEY,
+    queue_id         uuid NOT NULL REFERENCES queues (id) ON DELETE CASCADE,
+    name             text NOT NULL,
+    last_position    bigint NOT NULL DEFAULT 0,
+    last_message_at  timestamptz,           -- createdAt of the newest stored message (windowBuffer)
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    last_activity_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (queue_id, name)
+);
+
+CREATE TABLE messages (
+    partition_id   uuid NOT NULL REFERENCES partitions (id) ON DELETE CASCADE,
+    position       bigint NOT NULL,
+    id             uuid NOT NULL,
+    transaction_id text NOT NULL,
+    payload        jsonb,
+    trace_id       uuid,
+    producer_sub   text,
+    encrypted      boolean NOT NULL DEFAULT false,
+    created_at     timestamptz NOT NULL,
+    PRIMARY KEY (partition_id, position),
+    UNIQUE (partition_id, transaction_id)
+);
+
+-- Keys of removed messages stay taken until their dedup window ends (concepts.md §4.3).
+CREATE TABLE dedup_tombstones (
+    partition_id   uuid NOT NULL REFERENCES partitions (id) ON DELETE CASCADE,
+    transaction_id text NOT NULL,
+    message_id     uuid NOT NULL,
+    created_at     timestamptz NOT NULL,
+    PRIMARY KEY (partition_id, transaction_id)
+);
+
+-- Consumer state per (partition, consumer group), concepts.md §5.2.
+CREATE TABLE consumers (
+    partition_id       uuid NOT NULL REFERENCES partitions (id) ON DELETE CASCADE,
+    consumer_group     text NOT NULL,
+    queue_id           uuid NOT NULL REFERENCES queues (id) ON DELETE CASCADE,
+    cursor             bigint NOT NULL DEFAULT 0,
+    lease_id           uuid,
+    lease_expires_at   timestamptz,
+    batch_end          bigint,
+    retry_count        integer NOT NULL DEFAULT 0,
+    retry_not_before   timestamptz,
+    messages_consumed  bigint NOT NULL DEFAULT 0,
+    batches_consumed   bigint NOT NULL DEFAULT 0,
+    last_consumed_at   timestamptz,
+    created_at         timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (partition_id, consumer_group)
+);
+CREATE INDEX consumers_lease ON consumers (lease_id) WHERE lease_id IS NOT NULL;
+CREATE INDEX consumers_queue_group ON consumers (queue_id, consumer_group);
+
+-- Named groups' registrations (concepts.md §5.3).
+CREATE TABLE subscriptions (
+    queue_id               uuid NOT NULL REFERENCES queues (id) ON DELETE CASCADE,
+    consumer_group         text NOT NULL,
+    mode                   text NOT NULL,          -- all | new | timestamp
+    subscription_timestamp timestamptz,
+    created_at             timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (queue_id, consumer_group)
+);
+
+CREATE TABLE dlq (
+    id             uuid PRIMARY KEY,
+    queue_id       uuid NOT NULL REFERENCES queues (id) ON DELETE CASCADE,
+    partition_id   uuid NOT NULL,
+    queue_name     text NOT NULL,
+    partition_name text NOT NULL,
+    consumer_group text NOT NULL,
+    message_id     uuid NOT NULL,
+    transaction_id text NOT NULL,
+    error_message  text NOT NULL,
+    retry_count    integer NOT NULL,
+    payload        jsonb,
+    trace_id       uuid,
+    producer_sub   text,
+    encrypted      boolean NOT NULL DEFAULT false,
+    created_at     timestamptz NOT NULL,
+    failed_at      timestamptz NOT NULL
+);
+CREATE INDEX dlq_queue_failed ON dlq (queue_id, failed_at);
+
+-- Carries a push plan between the statements of qg_push_items.
+CREATE TYPE qg_push_plan AS (
+    i        integer,   -- 0-based item index
+    status   text,      -- queued | duplicate | failed | taken (the first item of a key already stored)
+    mid      uuid,      -- message id: minted (queued), existing (duplicate)
+    pid      uuid,
+    pos      bigint,    -- allocated position (queued only)
+    qid      uuid,
+    qname    text,
+    pname    text
+);
+
+-- Which function bodies are installed (functions are re-applied when their text changes).
+CREATE TABLE function_versions (
+    id   integer PRIMARY KEY CHECK (id = 1),
+    hash text NOT NULL
+);
+
+-- One delivered message of a pop.
+CREATE TYPE qg_popped AS (
+    id             uuid,
+    transaction_id text,
+    trace_id       uuid,
+    payload        text,
+    producer_sub   text,
+    created_at     timestamptz,
+    partition_id   uuid,
+    partition_name text,
+    queue_name     text,
+    retry_count    integer
+);
+
+-- The verdict on one ack item (concepts.md §8.3).
+CREATE TYPE qg_ack_result AS (
+    i                 integer,
+    success           boolean,
+    error             text,
+    queue_name        text,
+    partition_name    text,
+    lease_released    boolean,
+    dlq               boolean,
+    already_committed boolean
+);

@@ -1,0 +1,101 @@
+// Package testserver starts real brokers for tests: a store over a real PostgreSQL database,
+// the broker, its notification listener and the HTTP API on an httptest server.
+package testserver
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/httpapi"
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/waiter"
+)
+
+// Server is one running broker instance.
+type Server struct {
+	URL    string
+	Store  *store.Store
+	Broker *broker.Broker
+	Clock  *Clock // nil unless Options.FakeClock
+}
+
+// Options tune a test server.
+type Options struct {
+	Schema         string // default queen_go
+	FakeClock      bool   // drive "now" from a Clock the test moves
+	DefaultTimeout time.Duration
+	PollInitial    time.Duration
+	PollMax        time.Duration
+}
+
+// Migrate applies the schema to dsn once, for TestMain.
+func Migrate(ctx context.Context, dsn, schema string) error {
+	st, err := store.Open(ctx, store.Options{DSN: dsn, Schema: schema, MaxConns: 2})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.Migrate(ctx)
+}
+
+// Start runs a broker over dsn until the test ends.
+func Start(t testing.TB, dsn string, o Options) *Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := store.Open(ctx, store.Options{DSN: dsn, Schema: o.Schema, MaxConns: 20,
+		ConnectTimeout: 2 * time.Second, StatementTimeout: 30 * time.Second, LockTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	s := &Server{Store: st}
+	if o.FakeClock {
+		s.Clock = NewClock(time.Now())
+		st.SetClock(s.Clock.Now)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	hub := waiter.NewHub()
+	s.Broker = broker.New(st, hub, broker.Config{PollInitial: o.PollInitial, PollMax: o.PollMax}, log)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); s.Broker.Listen(ctx) }()
+	srv := httptest.NewServer(httpapi.New(s.Broker, httpapi.Config{DefaultTimeout: o.DefaultTimeout,
+		WorkerID: "test", Version: "test"}, log))
+	s.URL = srv.URL
+	t.Cleanup(func() {
+		hub.Close()
+		srv.Close()
+		cancel()
+		wg.Wait()
+		st.Close()
+	})
+	return s
+}
+
+// Clock is a settable clock for tests: it starts at a given time and moves only when told.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock at t.
+func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}

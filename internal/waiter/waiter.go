@@ -1,0 +1,104 @@
+// Package waiter parks long-polling pops in memory, without a database connection, until a
+// write signals their queue (operations.md §3).
+package waiter
+
+import "sync"
+
+// Signal says that a queue may have become deliverable. Namespace and Task are known only
+// when the signal came through PostgreSQL NOTIFY (HasLabels).
+type Signal struct {
+	Queue, Namespace, Task string
+	HasLabels              bool
+}
+
+// Filter says which signals wake a parked pop: a queue pop names Queue; a namespace/task pop
+// names Namespace and/or Task (empty = any).
+type Filter struct {
+	Queue, Namespace, Task string
+	ByLabels               bool
+}
+
+func (f Filter) matches(s Signal) bool {
+	if !f.ByLabels {
+		return f.Queue == s.Queue
+	}
+	return s.HasLabels && (f.Namespace == "" || f.Namespace == s.Namespace) && (f.Task == "" || f.Task == s.Task)
+}
+
+// Hub holds the parked pops of one broker instance.
+type Hub struct {
+	mu      sync.Mutex
+	waiters map[*Waiter]struct{}
+	closed  chan struct{}
+	once    sync.Once
+}
+
+// NewHub returns an empty hub.
+func NewHub() *Hub {
+	return &Hub{waiters: make(map[*Waiter]struct{}), closed: make(chan struct{})}
+}
+
+// Waiter is one parked pop. C receives (at most one buffered) wake-up; Done closes on shutdown.
+type Waiter struct {
+	C      chan struct{}
+	filter Filter
+	hub    *Hub
+}
+
+// Park registers a waiter. Register before the attempt that may find nothing, so a write
+// committed between the attempt and the wait is not missed; call Leave when done.
+func (h *Hub) Park(f Filter) *Waiter {
+	w := &Waiter{C: make(chan struct{}, 1), filter: f, hub: h}
+	h.mu.Lock()
+	h.waiters[w] = struct{}{}
+	h.mu.Unlock()
+	return w
+}
+
+// Leave unregisters the waiter.
+func (w *Waiter) Leave() {
+	w.hub.mu.Lock()
+	delete(w.hub.waiters, w)
+	w.hub.mu.Unlock()
+}
+
+// Wake wakes every waiter whose filter matches s.
+func (h *Hub) Wake(s Signal) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for w := range h.waiters {
+		if w.filter.matches(s) {
+			notify(w)
+		}
+	}
+}
+
+// WakeAll wakes every waiter, e.g. after the notification listener reconnected and may have
+// missed signals.
+func (h *Hub) WakeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for w := range h.waiters {
+		notify(w)
+	}
+}
+
+// Parked is the number of waiters.
+func (h *Hub) Parked() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.waiters)
+}
+
+// Close tells every parked pop, now and later, to answer at once (shutdown).
+func (h *Hub) Close() { h.once.Do(func() { close(h.closed) }) }
+
+// Closed is closed once the hub shuts down.
+func (h *Hub) Closed() <-chan struct{} { return h.closed }
+
+func notify(w *Waiter) {
+	select {
+	case w.C <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
