@@ -23,9 +23,21 @@ func NormalizeStatus(status *string) string {
 }
 
 // Ack evaluates and applies acknowledgements in one transaction. Items must carry
-// normalised statuses and a group; PartitionID "" marks a malformed partition id.
+// normalised statuses and a group.
 func (b *Broker) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) {
-	return b.store.Ack(ctx, items)
+	canon := make([]AckItem, len(items))
+	for i, it := range items {
+		canon[i] = canonicalAck(it)
+	}
+	return b.store.Ack(ctx, canon)
+}
+
+// canonicalAck makes a client's ids comparable: a partitionId that is not a UUID names no
+// partition (""), a malformed leaseId names no live lease.
+func canonicalAck(a AckItem) AckItem {
+	a.PartitionID = CanonicalUUID(a.PartitionID)
+	a.LeaseID = LeaseRef(a.LeaseID)
+	return a
 }
 
 // ExtendLease extends a live lease by at least seconds; state is one of store.Lease*.

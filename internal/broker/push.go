@@ -24,16 +24,7 @@ type PushOutcome struct {
 func (b *Broker) Push(ctx context.Context, items []PushItem, producerSub *string) ([]PushOutcome, error) {
 	rows := make([]store.PushItem, len(items))
 	for i, it := range items {
-		id := newID()
-		key := it.TransactionID
-		if key == "" {
-			key = id
-		}
-		part := it.Partition
-		if part == "" {
-			part = "Default"
-		}
-		rows[i] = store.PushItem{Queue: it.Queue, Partition: part, Key: key, ID: id, Payload: it.Payload}
+		rows[i] = b.pushRow(it)
 	}
 	res, err := b.store.Push(ctx, rows, producerSub)
 	if err != nil {
@@ -49,4 +40,18 @@ func (b *Broker) Push(ctx context.Context, items []PushItem, producerSub *string
 		}
 	}
 	return out, nil
+}
+
+// pushRow mints the message id and applies the defaults: partition Default, key = message id.
+func (b *Broker) pushRow(it PushItem) store.PushItem {
+	id := newID()
+	key := it.TransactionID
+	if key == "" {
+		key = id
+	}
+	part := it.Partition
+	if part == "" {
+		part = "Default"
+	}
+	return store.PushItem{Queue: it.Queue, Partition: part, Key: key, ID: id, Payload: it.Payload}
 }

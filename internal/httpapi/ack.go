@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/google/uuid"
 	"github.com/queen-go/queen/internal/broker"
 )
 
@@ -98,8 +97,7 @@ func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request) {
 	s.applyAcks(w, r, items)
 }
 
-// ackItem builds a broker ack: the item's own non-empty group wins over the request's; a
-// partitionId that is not a UUID can only be "Message not found", so it is passed as none.
+// ackItem builds a broker ack: the item's own non-empty group wins over the request's.
 func ackItem(tx, pid string, a ackJSON, defGroup string) broker.AckItem {
 	group, _ := asString(a.ConsumerGroup)
 	if group == "" {
@@ -107,11 +105,6 @@ func ackItem(tx, pid string, a ackJSON, defGroup string) broker.AckItem {
 	}
 	if group == "" {
 		group = broker.QueueMode
-	}
-	if u, err := uuid.Parse(pid); err != nil || len(pid) != 36 {
-		pid = ""
-	} else {
-		pid = u.String()
 	}
 	var status *string
 	if st, ok := asString(a.Status); ok {
@@ -121,11 +114,6 @@ func ackItem(tx, pid string, a ackJSON, defGroup string) broker.AckItem {
 		status = &bogus // a non-string status is treated as failed
 	}
 	lease, _ := asString(a.LeaseID)
-	if lease != "" {
-		if _, err := uuid.Parse(lease); err != nil || len(lease) != 36 {
-			lease = "00000000-0000-0000-0000-000000000000" // no pair holds it: the lease check fails
-		}
-	}
 	errMsg, _ := asString(a.Error)
 	return broker.AckItem{PartitionID: pid, TransactionID: tx, Group: group, Status: broker.NormalizeStatus(status),
 		LeaseID: lease, Error: errMsg}

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -32,7 +32,7 @@ func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) {
 	res := extendResultJSON{LeaseID: lease}
 	state := store.LeaseNotFound
 	var exp time.Time
-	if _, err := uuid.Parse(lease); err == nil && len(lease) == 36 {
+	if broker.CanonicalUUID(lease) != "" {
 		var err error
 		exp, state, err = s.b.ExtendLease(r.Context(), lease, seconds)
 		if err != nil {

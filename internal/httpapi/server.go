@@ -47,6 +47,7 @@ func New(b *broker.Broker, cfg Config, log *slog.Logger) http.Handler {
 	r.Handle(http.MethodPost, "/api/v1/ack", LevelReadWrite, s.ack)
 	r.Handle(http.MethodPost, "/api/v1/ack/batch", LevelReadWrite, s.ackBatch)
 	r.Handle(http.MethodPost, "/api/v1/lease/:leaseId/extend", LevelReadWrite, s.extendLease)
+	r.Handle(http.MethodPost, "/api/v1/transaction", LevelReadWrite, s.transaction)
 	return r
 }
 

@@ -18,6 +18,9 @@ const (
 	codeMissingPartitions = "QG001"
 	codeDuplicate         = "QG002"
 	codeFull              = "QG003"
+	codeUnknownAck        = "QG004"
+	codeLease             = "QG005"
+	codeBatch             = "QG006"
 )
 
 // classify turns driver errors that mean "the database is not there" into ErrUnavailable.

@@ -155,3 +155,15 @@ CREATE TYPE qg_ack_result AS (
     dlq               boolean,
     already_committed boolean
 );
+
+-- One entry of a committed transaction (transaction.md §6), by flattened index.
+CREATE TYPE qg_txn_result AS (
+    i                 integer,
+    kind              text,     -- push | ack
+    status            text,     -- push: queued | duplicate
+    message_id        uuid,
+    partition_id      uuid,
+    queue_name        text,
+    dlq               boolean,
+    already_committed boolean
+);

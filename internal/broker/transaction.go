@@ -1,0 +1,77 @@
+package broker
+
+import (
+	"context"
+	"errors"
+
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/waiter"
+)
+
+// TxnEntry is one flattened operation of a transaction: a push (Ack nil) or an ack.
+type TxnEntry struct {
+	Push    PushItem
+	TraceID string // push only; "" for none
+	Ack     *AckItem
+}
+
+// TxnOutcome is a processed transaction: committed (Rollback "") or rolled back with the
+// spec's error text. ID is the call's own UUIDv7.
+type TxnOutcome struct {
+	ID       string
+	Rollback string
+	Results  []TxnResult
+}
+
+// TxnResult is one committed entry with its transactionId: the key a push used, or the
+// acked message's.
+type TxnResult struct {
+	store.TxnResult
+	TransactionID string
+}
+
+// Transaction applies the entries in one database transaction (transaction.md §3). A
+// rollback is a normal outcome; the error is for an unusable database.
+func (b *Broker) Transaction(ctx context.Context, entries []TxnEntry, requiredLeases []string, producerSub *string) (TxnOutcome, error) {
+	out := TxnOutcome{ID: newID()}
+	if len(entries) == 0 {
+		return out, nil
+	}
+	var pushes []store.TxnPush
+	var acks []store.TxnAck
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		if e.Ack != nil {
+			a := canonicalAck(*e.Ack)
+			acks = append(acks, store.TxnAck{Index: i, Ack: a})
+			keys[i] = a.TransactionID
+			continue
+		}
+		row := b.pushRow(e.Push)
+		keys[i] = row.Key
+		pushes = append(pushes, store.TxnPush{Index: i, Item: row, TraceID: e.TraceID})
+	}
+	var required []string
+	for _, l := range requiredLeases {
+		required = append(required, LeaseRef(l))
+	}
+	res, err := b.store.Transaction(ctx, pushes, acks, required, producerSub)
+	var rb *store.RollbackError
+	if errors.As(err, &rb) {
+		out.Rollback = rb.Message
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	out.Results = make([]TxnResult, len(res))
+	woken := map[string]bool{}
+	for i, r := range res {
+		out.Results[i] = TxnResult{TxnResult: r, TransactionID: keys[r.Index]}
+		if r.Kind == "push" && !r.Duplicate && !woken[r.Queue] {
+			woken[r.Queue] = true
+			b.hub.Wake(waiter.Signal{Queue: r.Queue})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"encoding/json"
+
+	"github.com/queen-go/queen/internal/broker"
+)
+
+// parseTransaction validates a transaction body in the order of transaction.md §2 and
+// flattens it (§3 step 3). A non-empty message is the 400 answer; nothing has been done.
+func parseTransaction(body json.RawMessage) ([]broker.TxnEntry, []string, string) {
+	var tb txnBody
+	if !isObject(body) || json.Unmarshal(body, &tb) != nil || !isArray(tb.Operations) {
+		return nil, nil, "operations array required"
+	}
+	var rawOps []json.RawMessage
+	if json.Unmarshal(tb.Operations, &rawOps) != nil {
+		return nil, nil, "operations array required"
+	}
+	if len(rawOps) == 0 {
+		return nil, nil, "operations array cannot be empty"
+	}
+	ops := make([]txnOpJSON, len(rawOps))
+	types := make([]string, len(rawOps))
+	for i, raw := range rawOps {
+		if isObject(raw) && json.Unmarshal(raw, &ops[i]) == nil {
+			types[i], _ = asString(ops[i].Type)
+		}
+		if types[i] != "push" && types[i] != "ack" {
+			name := "null"
+			if t, ok := asString(ops[i].Type); ok && isObject(raw) {
+				name = t
+			}
+			return nil, nil, "Unknown operation type: " + name
+		}
+	}
+	required, ok := parseRequiredLeases(tb.RequiredLeases)
+	if !ok {
+		return nil, nil, "requiredLeases must be an array of strings"
+	}
+	var entries []broker.TxnEntry
+	for i, op := range ops {
+		if types[i] == "ack" {
+			group, _ := asString(op.ConsumerGroup)
+			if tooLong(group) {
+				return nil, nil, "consumerGroup exceeds 255 characters"
+			}
+			tx, _ := asString(op.TransactionID)
+			pid, _ := asString(op.PartitionID)
+			a := ackItem(tx, pid, op.ackJSON, "")
+			entries = append(entries, broker.TxnEntry{Ack: &a})
+			continue
+		}
+		items, msg := txnPushItems(op, rawOps[i])
+		if msg != "" {
+			return nil, nil, msg
+		}
+		entries = append(entries, items...)
+	}
+	return entries, required, ""
+}
+
+// txnPushItems validates one push operation: nested (it has "items") or flat (the operation
+// is the item).
+func txnPushItems(op txnOpJSON, raw json.RawMessage) ([]broker.TxnEntry, string) {
+	if op.Items == nil {
+		e, msg := txnPushItem(raw)
+		return []broker.TxnEntry{e}, msg
+	}
+	var raws []json.RawMessage
+	if !isArray(op.Items) || json.Unmarshal(op.Items, &raws) != nil {
+		return nil, "items must be an array"
+	}
+	out := make([]broker.TxnEntry, 0, len(raws))
+	for _, r := range raws {
+		e, msg := txnPushItem(r)
+		if msg != "" {
+			return nil, msg
+		}
+		out = append(out, e)
+	}
+	return out, ""
+}
+
+// txnPushItem validates one push item (transaction.md §1.1, §2 checks 8-12).
+func txnPushItem(raw json.RawMessage) (broker.TxnEntry, string) {
+	var it txnItemJSON
+	var key struct {
+		TransactionID json.RawMessage `json:"transactionId"`
+	}
+	if !isObject(raw) || json.Unmarshal(raw, &it) != nil || json.Unmarshal(raw, &key) != nil {
+		return broker.TxnEntry{}, "Each item must be an object"
+	}
+	q, ok := optString(it.Queue)
+	switch {
+	case !ok:
+		return broker.TxnEntry{}, "Queue must be a string"
+	case tooLong(q):
+		return broker.TxnEntry{}, "queue exceeds 255 characters"
+	}
+	p, ok := optString(it.Partition)
+	switch {
+	case !ok:
+		return broker.TxnEntry{}, "Partition must be a string"
+	case tooLong(p):
+		return broker.TxnEntry{}, "partition exceeds 255 characters"
+	}
+	tx, ok := optString(key.TransactionID)
+	switch {
+	case !ok:
+		return broker.TxnEntry{}, "TransactionId must be a string"
+	case tooLong(tx):
+		return broker.TxnEntry{}, "transactionId exceeds 255 characters"
+	}
+	trace, ok := optString(it.TraceID)
+	if !ok || (trace != "" && broker.CanonicalUUID(trace) == "") {
+		return broker.TxnEntry{}, "TraceId must be a valid UUID"
+	}
+	payload := it.Payload
+	if payload == nil {
+		payload = it.Data // alias; payload wins when both are present
+	}
+	if payload == nil {
+		payload = json.RawMessage("{}")
+	}
+	return broker.TxnEntry{Push: broker.PushItem{Queue: q, Partition: p, TransactionID: tx, Payload: payload},
+		TraceID: broker.CanonicalUUID(trace)}, ""
+}
+
+// parseRequiredLeases accepts absent, null, or an array of strings.
+func parseRequiredLeases(raw json.RawMessage) ([]string, bool) {
+	if isNull(raw) {
+		return nil, true
+	}
+	var raws []json.RawMessage
+	if !isArray(raw) || json.Unmarshal(raw, &raws) != nil {
+		return nil, false
+	}
+	out := make([]string, len(raws))
+	for i, r := range raws {
+		s, ok := asString(r)
+		if !ok {
+			return nil, false
+		}
+		out[i] = s
+	}
+	return out, true
+}

@@ -1,0 +1,70 @@
+-- POST /api/v1/transaction (transaction.md §3): acks and pushes in one transaction, all or
+-- nothing. Rollback causes are raised with their exact message and a QG00x code:
+-- QG004 QTXN, QG002 QDUP, QG003 QFULL (from qg_push_items), QG005 QLEASE, QG006 QBATCH.
+-- Missing queues and partitions raise QG001 before anything is written; the caller creates
+-- them in their own committed step and calls again.
+CREATE OR REPLACE FUNCTION qg_transaction(
+    p_push_idx integer[], p_queues text[], p_partitions text[], p_keys text[], p_ids uuid[],
+    p_payloads text[], p_traces uuid[],
+    p_ack_idx integer[], p_ack_pids uuid[], p_ack_keys text[], p_ack_groups text[],
+    p_ack_statuses text[], p_ack_leases uuid[], p_ack_errors text[],
+    p_required uuid[], p_sub text, p_now timestamptz)
+RETURNS SETOF qg_txn_result LANGUAGE plpgsql AS $$
+DECLARE
+    v_pids uuid[];
+    v_push qg_push_plan[] := '{}';
+    v_ack  qg_ack_result[] := '{}';
+    v_bad  record;
+BEGIN
+    -- Step 6: every ack must name a stored message; checked before anything is created.
+    IF EXISTS (SELECT 1 FROM unnest(p_ack_pids, p_ack_keys) AS a (pid, k)
+               WHERE NOT EXISTS (SELECT 1 FROM messages m
+                                 WHERE m.partition_id = a.pid AND m.transaction_id = a.k)) THEN
+        RAISE EXCEPTION 'QTXN ack references unknown transactionId; transaction rolled back'
+            USING ERRCODE = 'QG004';
+    END IF;
+
+    IF cardinality(p_ids) > 0 THEN
+        v_pids := qg_partition_ids(p_queues, p_partitions);
+        IF array_position(v_pids, NULL) IS NOT NULL THEN
+            PERFORM qg_raise_missing_partitions();
+        END IF;
+        -- Steps 8-9: partitions locked in ascending order, then QDUP / QFULL.
+        SELECT array_agg(x) INTO v_push
+        FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads, p_traces, p_sub, p_now, true) x;
+    END IF;
+
+    IF cardinality(p_ack_idx) > 0 THEN
+        -- Step 10: consumer rows locked in ascending order; evaluated as on the ack route.
+        SELECT array_agg(x) INTO v_ack
+        FROM qg_ack_items(p_ack_pids, p_ack_keys, p_ack_groups, p_ack_statuses, p_ack_leases,
+                          p_ack_errors, p_required, p_now) x;
+        SELECT p_ack_pids[r.i + 1] AS pid, r.error INTO v_bad
+        FROM unnest(v_ack) r WHERE NOT r.success
+        ORDER BY CASE r.error WHEN 'Message not found' THEN 0
+                              WHEN 'Invalid or expired lease' THEN 1 ELSE 2 END,
+                 p_ack_idx[r.i + 1]
+        LIMIT 1;
+        IF FOUND THEN
+            CASE v_bad.error
+            WHEN 'Message not found' THEN
+                RAISE EXCEPTION 'QTXN ack references unknown transactionId; transaction rolled back'
+                    USING ERRCODE = 'QG004';
+            WHEN 'Invalid or expired lease' THEN
+                RAISE EXCEPTION 'QLEASE invalid or expired lease for partition "%"; transaction rolled back',
+                    v_bad.pid USING ERRCODE = 'QG005';
+            ELSE
+                RAISE EXCEPTION 'QBATCH ack beyond the leased batch in partition "%"; transaction rolled back',
+                    v_bad.pid USING ERRCODE = 'QG006';
+            END CASE;
+        END IF;
+    END IF;
+
+    RETURN QUERY
+        SELECT p_push_idx[x.i + 1], 'push', x.status, x.mid, x.pid, x.qname, false, false
+        FROM unnest(v_push) x
+        UNION ALL
+        SELECT p_ack_idx[r.i + 1], 'ack', NULL, NULL, NULL, r.queue_name, r.dlq, r.already_committed
+        FROM unnest(v_ack) r
+        ORDER BY 1;
+END $$;

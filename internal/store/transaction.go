@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// TxnPush is one flattened push entry of a transaction.
+type TxnPush struct {
+	Index   int // flattened position
+	Item    PushItem
+	TraceID string // "" for none
+}
+
+// TxnAck is one flattened ack entry of a transaction.
+type TxnAck struct {
+	Index int
+	Ack   AckItem
+}
+
+// TxnResult is one committed entry (transaction.md §6), in flattened order.
+type TxnResult struct {
+	Index            int
+	Kind             string // push | ack
+	Duplicate        bool   // push: an earlier entry of the bundle had the same key
+	MessageID        string
+	PartitionID      string
+	Queue            string
+	DLQ              bool
+	AlreadyCommitted bool
+}
+
+// RollbackError is a transaction the database rolled back; Message is the spec's error text
+// (QTXN, QDUP, QFULL, QLEASE, QBATCH or QDB …).
+type RollbackError struct{ Message string }
+
+func (e *RollbackError) Error() string { return e.Message }
+
+// Transaction applies pushes and acks in one database transaction (transaction.md §3).
+// Missing queues and partitions of the pushes are created first in their own committed step,
+// only once the acks are known to resolve. It returns *RollbackError for a rollback and an
+// ErrUnavailable-wrapped error when the database could not be used.
+func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string) ([]TxnResult, error) {
+	n := len(pushes)
+	pIdx, queues, parts, keys, ids, payloads, traces := make([]int32, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]*string, n)
+	for i, p := range pushes {
+		pIdx[i], queues[i], parts[i], keys[i], ids[i] = int32(p.Index), p.Item.Queue, p.Item.Partition, p.Item.Key, p.Item.ID
+		payloads[i], traces[i] = string(p.Item.Payload), strPtr(p.TraceID)
+	}
+	ackItems := make([]AckItem, len(acks))
+	aIdx := make([]int32, len(acks))
+	for i, a := range acks {
+		ackItems[i], aIdx[i] = a.Ack, int32(a.Index)
+	}
+	a := ackArrays(ackItems)
+	args := []any{pIdx, queues, parts, keys, ids, payloads, traces,
+		aIdx, a.pids, a.keys, a.groups, a.statuses, a.leases, a.errors, required, producerSub, s.nowArg()}
+	var out []TxnResult
+	run := func() error {
+		out = out[:0]
+		return s.queryRows(ctx, sqlTransaction, args, func(row rowScanner) error {
+			var r TxnResult
+			var status, mid, pid *string
+			if err := row.Scan(&r.Index, &r.Kind, &status, &mid, &pid, &r.Queue, &r.DLQ, &r.AlreadyCommitted); err != nil {
+				return err
+			}
+			r.Duplicate = status != nil && *status == StatusDuplicate
+			r.MessageID, r.PartitionID = deref(mid), deref(pid)
+			out = append(out, r)
+			return nil
+		})
+	}
+	err := run()
+	if pgCode(err) == codeMissingPartitions {
+		if err = s.EnsurePartitions(ctx, queues, parts); err == nil {
+			err = run()
+		}
+	}
+	if err == nil {
+		return out, nil
+	}
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, ErrUnavailable) || !errors.As(err, &pgErr):
+		return nil, fmt.Errorf("transaction: %w", err)
+	case isRollbackCode(pgErr.Code):
+		return nil, &RollbackError{Message: pgErr.Message}
+	default:
+		return nil, &RollbackError{Message: "QDB " + pgErr.Message + "; transaction rolled back"}
+	}
+}
+
+const sqlTransaction = `SELECT i, kind, status, message_id::text, partition_id::text, coalesce(queue_name, ''), dlq, already_committed
+	FROM qg_transaction($1, $2, $3, $4, $5::uuid[], $6, $7::uuid[], $8, $9::uuid[], $10, $11, $12, $13::uuid[], $14, $15::uuid[], $16, $17)`
+
+// isRollbackCode reports whether code is one of the rollback causes our functions raise.
+func isRollbackCode(code string) bool {
+	switch code {
+	case codeDuplicate, codeFull, codeUnknownAck, codeLease, codeBatch:
+		return true
+	}
+	return false
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
