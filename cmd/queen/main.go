@@ -17,6 +17,7 @@ import (
 	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/config"
 	"github.com/queen-go/queen/internal/embeddedpg"
+	"github.com/queen-go/queen/internal/encryption"
 	"github.com/queen-go/queen/internal/httpapi"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
@@ -81,9 +82,18 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 
+	var key *encryption.Key
+	if cfg.EncryptionKey != "" {
+		if key, err = encryption.ParseKey(cfg.EncryptionKey); err != nil {
+			return err
+		}
+	}
 	hub := waiter.NewHub()
 	b := broker.New(st, hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
-		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval}, log)
+		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval, EncryptionKey: key}, log)
+	if key == nil {
+		b.WarnPlaintextQueues(ctx)
+	}
 	go b.Listen(bg)
 
 	api := httpapi.New(b, httpapi.Config{DefaultBatch: cfg.DefaultBatchSize, DefaultTimeout: cfg.DefaultTimeout,

@@ -44,17 +44,3 @@ func canonicalAck(a AckItem) AckItem {
 func (b *Broker) ExtendLease(ctx context.Context, leaseID string, seconds int) (expiresAt time.Time, state string, err error) {
 	return b.store.ExtendLease(ctx, leaseID, seconds)
 }
-
-// Configure creates or replaces a queue's configuration. Empty namespace/task are derived
-// from the name.
-func (b *Broker) Configure(ctx context.Context, name string, namespace, task *string, opts QueueOptions) (queueID, partitionID, ns, tk string, err error) {
-	ns, tk = DeriveLabels(name)
-	if namespace != nil {
-		ns = *namespace
-	}
-	if task != nil {
-		tk = *task
-	}
-	queueID, partitionID, err = b.store.Configure(ctx, name, ns, tk, opts)
-	return queueID, partitionID, ns, tk, err
-}

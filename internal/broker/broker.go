@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/encryption"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
 )
@@ -36,30 +37,38 @@ type (
 // Config holds the broker's defaults and long-poll tuning.
 type Config struct {
 	DefaultSubscriptionMode string        // "", all, new or new-only
-	PollInitial             time.Duration // first fallback re-check of a parked pop
-	PollMax                 time.Duration // longest fallback interval (at most 1 s)
+	PollInitial             time.Duration // first fallback re-check of a parked pop (at most PollMax)
+	// PollMax is the longest fallback interval; zero means 1 s. The spec's 1 s ceiling
+	// (POP_WAIT_MAX_INTERVAL_MS, operations.md §3) is applied by the config layer, so a larger
+	// value reaches the broker only when set explicitly: tests only, to slow the fallback
+	// down far enough to prove that a wake-up came from a signal and not from polling.
+	PollMax time.Duration
+	// EncryptionKey is the loaded QUEEN_ENCRYPTION_KEY, nil when none.
+	EncryptionKey *encryption.Key
 }
 
 // Broker is the domain layer. Safe for concurrent use.
 type Broker struct {
-	store *store.Store
-	hub   *waiter.Hub
-	cfg   Config
-	log   *slog.Logger
+	store  *store.Store
+	sealer sealer
+	hub    *waiter.Hub
+	cfg    Config
+	log    *slog.Logger
 }
 
 // New returns a broker over st. hub may be shared with a notification listener.
 func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker {
+	if cfg.PollMax <= 0 {
+		cfg.PollMax = time.Second
+	}
 	if cfg.PollInitial <= 0 {
 		cfg.PollInitial = 100 * time.Millisecond
 	}
-	if cfg.PollMax <= 0 || cfg.PollMax > time.Second {
-		cfg.PollMax = time.Second
-	}
+	cfg.PollInitial = min(cfg.PollInitial, cfg.PollMax)
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Broker{store: st, hub: hub, cfg: cfg, log: log}
+	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey}}
 }
 
 // Hub is the broker's parked-pop registry.

@@ -57,6 +57,7 @@ func (b *Broker) Pop(ctx context.Context, r PopRequest) (PopResult, error) {
 			}
 		}
 		if len(msgs) > 0 {
+			b.open(msgs)
 			res.Messages = msgs
 			res.Claimed = countPartitions(msgs)
 			return res, nil

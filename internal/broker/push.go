@@ -23,8 +23,13 @@ type PushOutcome struct {
 // Push writes items in one transaction and wakes parked pops of the written queues.
 func (b *Broker) Push(ctx context.Context, items []PushItem, producerSub *string) ([]PushOutcome, error) {
 	rows := make([]store.PushItem, len(items))
+	ptrs := make([]*store.PushItem, len(items))
 	for i, it := range items {
 		rows[i] = b.pushRow(it)
+		ptrs[i] = &rows[i]
+	}
+	if err := b.seal(ctx, ptrs); err != nil {
+		return nil, err
 	}
 	res, err := b.store.Push(ctx, rows, producerSub)
 	if err != nil {

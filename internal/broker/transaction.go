@@ -51,6 +51,13 @@ func (b *Broker) Transaction(ctx context.Context, entries []TxnEntry, requiredLe
 		keys[i] = row.Key
 		pushes = append(pushes, store.TxnPush{Index: i, Item: row, TraceID: e.TraceID})
 	}
+	ptrs := make([]*store.PushItem, len(pushes))
+	for i := range pushes {
+		ptrs[i] = &pushes[i].Item
+	}
+	if err := b.seal(ctx, ptrs); err != nil {
+		return out, err
+	}
 	var required []string
 	for _, l := range requiredLeases {
 		required = append(required, LeaseRef(l))

@@ -44,3 +44,37 @@ func (s *Store) Configure(ctx context.Context, name, namespace, task string, opt
 	}
 	return queueID, partitionID, nil
 }
+
+// EncryptedQueues reports, for each named queue that exists, whether encryptionEnabled is set.
+func (s *Store) EncryptedQueues(ctx context.Context, names []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(names))
+	err := s.queryRows(ctx, "SELECT name, encryption_enabled FROM queues WHERE name = ANY($1)", []any{names},
+		func(r rowScanner) error {
+			var name string
+			var on bool
+			if err := r.Scan(&name, &on); err != nil {
+				return err
+			}
+			out[name] = on
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("read queue encryption: %w", err)
+	}
+	return out, nil
+}
+
+// QueuesWithEncryption lists the queues that have encryptionEnabled.
+func (s *Store) QueuesWithEncryption(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.queryRows(ctx, "SELECT name FROM queues WHERE encryption_enabled ORDER BY name", nil,
+		func(r rowScanner) error {
+			var n string
+			if err := r.Scan(&n); err != nil {
+				return err
+			}
+			out = append(out, n)
+			return nil
+		})
+	return out, err
+}

@@ -132,6 +132,10 @@ func installFunctions(ctx context.Context, tx pgx.Tx) error {
 	if installed == sum {
 		return nil
 	}
+	// Drop every function of ours first, so a changed signature leaves no stale overload.
+	if _, err := tx.Exec(ctx, dropFunctions); err != nil {
+		return fmt.Errorf("drop old functions: %w", err)
+	}
 	for i, b := range bodies {
 		if _, err := tx.Exec(ctx, b); err != nil {
 			return fmt.Errorf("install %s: %w", path.Base(names[i]), err)
@@ -141,3 +145,13 @@ func installFunctions(ctx context.Context, tx pgx.Tx) error {
 		ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash`, sum)
 	return err
 }
+
+const dropFunctions = `DO $$
+DECLARE f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
+             WHERE p.pronamespace = current_schema()::regnamespace AND p.proname LIKE 'qg\_%'
+    LOOP
+        EXECUTE 'DROP FUNCTION ' || f;
+    END LOOP;
+END $$`

@@ -31,10 +31,11 @@ type Message struct {
 	Partition     string
 	Queue         string
 	RetryCount    int
+	Encrypted     bool // Payload is an encryption envelope
 }
 
 const sqlPop = `SELECT id::text, transaction_id, trace_id::text, payload, producer_sub, created_at,
-	partition_id::text, partition_name, queue_name, retry_count
+	partition_id::text, partition_name, queue_name, retry_count, encrypted
 	FROM qg_pop($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12)`
 
 // Pop claims and returns deliverable messages; none is not an error.
@@ -50,7 +51,7 @@ func (s *Store) Pop(ctx context.Context, r PopRequest) ([]Message, error) {
 		var m Message
 		var payload string
 		if err := row.Scan(&m.ID, &m.TransactionID, &m.TraceID, &payload, &m.ProducerSub, &m.CreatedAt,
-			&m.PartitionID, &m.Partition, &m.Queue, &m.RetryCount); err != nil {
+			&m.PartitionID, &m.Partition, &m.Queue, &m.RetryCount, &m.Encrypted); err != nil {
 			return err
 		}
 		m.Payload = []byte(payload)

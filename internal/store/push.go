@@ -13,6 +13,7 @@ type PushItem struct {
 	Queue, Partition, Key string
 	ID                    string
 	Payload               []byte
+	Encrypted             bool // Payload is an encryption envelope
 }
 
 // Push statuses.
@@ -34,15 +35,11 @@ type PushResult struct {
 // duplicate, a full queue reports failed per item. Missing queues and partitions are created
 // first in their own committed step, only when the push finds some missing.
 func (s *Store) Push(ctx context.Context, items []PushItem, producerSub *string) ([]PushResult, error) {
-	n := len(items)
-	queues, parts, keys, ids, payloads := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	for i, it := range items {
-		queues[i], parts[i], keys[i], ids[i], payloads[i] = it.Queue, it.Partition, it.Key, it.ID, string(it.Payload)
-	}
+	c := pushColumns(items)
 	var out []PushResult
 	run := func() error {
 		out = out[:0]
-		return s.queryRows(ctx, sqlPush, []any{queues, parts, keys, ids, payloads, producerSub, s.nowArg()}, func(r rowScanner) error {
+		return s.queryRows(ctx, sqlPush, []any{c.queues, c.parts, c.keys, c.ids, c.payloads, c.encrypted, producerSub, s.nowArg()}, func(r rowScanner) error {
 			var p pushPlan
 			if err := r.Scan(&p.i, &p.status, &p.mid, &p.pid, &p.pos, &p.qid, &p.qname, &p.pname); err != nil {
 				return err
@@ -57,7 +54,7 @@ func (s *Store) Push(ctx context.Context, items []PushItem, producerSub *string)
 	}
 	err := run()
 	if pgCode(err) == codeMissingPartitions {
-		if err = s.EnsurePartitions(ctx, queues, parts); err == nil {
+		if err = s.EnsurePartitions(ctx, c.queues, c.parts); err == nil {
 			err = run()
 		}
 	}
@@ -85,4 +82,21 @@ type pushPlan struct {
 	qname, pname string
 }
 
-const sqlPush = "SELECT i, status, mid::text, pid::text, pos, qid::text, qname, pname FROM qg_push($1, $2, $3, $4::uuid[], $5, $6, $7)"
+const sqlPush = "SELECT i, status, mid::text, pid::text, pos, qid::text, qname, pname FROM qg_push($1, $2, $3, $4::uuid[], $5, $6, $7, $8)"
+
+// pushCols are push items as the column arrays the SQL functions take.
+type pushCols struct {
+	queues, parts, keys, ids, payloads []string
+	encrypted                          []bool
+}
+
+func pushColumns(items []PushItem) pushCols {
+	n := len(items)
+	c := pushCols{queues: make([]string, n), parts: make([]string, n), keys: make([]string, n),
+		ids: make([]string, n), payloads: make([]string, n), encrypted: make([]bool, n)}
+	for i, it := range items {
+		c.queues[i], c.parts[i], c.keys[i], c.ids[i] = it.Queue, it.Partition, it.Key, it.ID
+		c.payloads[i], c.encrypted[i] = string(it.Payload), it.Encrypted
+	}
+	return c
+}

@@ -45,19 +45,18 @@ func (e *RollbackError) Error() string { return e.Message }
 // ErrUnavailable-wrapped error when the database could not be used.
 func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string) ([]TxnResult, error) {
 	n := len(pushes)
-	pIdx, queues, parts, keys, ids, payloads, traces := make([]int32, n), make([]string, n), make([]string, n),
-		make([]string, n), make([]string, n), make([]string, n), make([]*string, n)
+	pIdx, items, traces := make([]int32, n), make([]PushItem, n), make([]*string, n)
 	for i, p := range pushes {
-		pIdx[i], queues[i], parts[i], keys[i], ids[i] = int32(p.Index), p.Item.Queue, p.Item.Partition, p.Item.Key, p.Item.ID
-		payloads[i], traces[i] = string(p.Item.Payload), strPtr(p.TraceID)
+		pIdx[i], items[i], traces[i] = int32(p.Index), p.Item, strPtr(p.TraceID)
 	}
+	c := pushColumns(items)
 	ackItems := make([]AckItem, len(acks))
 	aIdx := make([]int32, len(acks))
 	for i, a := range acks {
 		ackItems[i], aIdx[i] = a.Ack, int32(a.Index)
 	}
 	a := ackArrays(ackItems)
-	args := []any{pIdx, queues, parts, keys, ids, payloads, traces,
+	args := []any{pIdx, c.queues, c.parts, c.keys, c.ids, c.payloads, c.encrypted, traces,
 		aIdx, a.pids, a.keys, a.groups, a.statuses, a.leases, a.errors, required, producerSub, s.nowArg()}
 	var out []TxnResult
 	run := func() error {
@@ -76,7 +75,7 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 	}
 	err := run()
 	if pgCode(err) == codeMissingPartitions {
-		if err = s.EnsurePartitions(ctx, queues, parts); err == nil {
+		if err = s.EnsurePartitions(ctx, c.queues, c.parts); err == nil {
 			err = run()
 		}
 	}
@@ -95,7 +94,7 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 }
 
 const sqlTransaction = `SELECT i, kind, status, message_id::text, partition_id::text, coalesce(queue_name, ''), dlq, already_committed
-	FROM qg_transaction($1, $2, $3, $4, $5::uuid[], $6, $7::uuid[], $8, $9::uuid[], $10, $11, $12, $13::uuid[], $14, $15::uuid[], $16, $17)`
+	FROM qg_transaction($1, $2, $3, $4, $5::uuid[], $6, $7, $8::uuid[], $9, $10::uuid[], $11, $12, $13, $14::uuid[], $15, $16::uuid[], $17, $18)`
 
 // isRollbackCode reports whether code is one of the rollback causes our functions raise.
 func isRollbackCode(code string) bool {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/encryption"
 	"github.com/queen-go/queen/internal/httpapi"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
@@ -32,6 +33,7 @@ type Options struct {
 	DefaultTimeout time.Duration
 	PollInitial    time.Duration
 	PollMax        time.Duration
+	EncryptionKey  string // QUEEN_ENCRYPTION_KEY, 64 hex characters
 }
 
 // Migrate applies the schema to dsn once, for TestMain.
@@ -60,7 +62,13 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	hub := waiter.NewHub()
-	s.Broker = broker.New(st, hub, broker.Config{PollInitial: o.PollInitial, PollMax: o.PollMax}, log)
+	var key *encryption.Key
+	if o.EncryptionKey != "" {
+		if key, err = encryption.ParseKey(o.EncryptionKey); err != nil {
+			t.Fatalf("encryption key: %v", err)
+		}
+	}
+	s.Broker = broker.New(st, hub, broker.Config{PollInitial: o.PollInitial, PollMax: o.PollMax, EncryptionKey: key}, log)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Broker.Listen(ctx) }()

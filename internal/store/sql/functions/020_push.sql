@@ -17,8 +17,8 @@ $$;
 -- Locks capped queues, then partitions, in ascending id order (the order of every write path),
 -- then allocates positions in request order while holding the locks.
 CREATE OR REPLACE FUNCTION qg_push_items(
-    p_pids uuid[], p_keys text[], p_ids uuid[], p_payloads text[], p_traces uuid[],
-    p_sub text, p_now timestamptz, p_strict boolean)
+    p_pids uuid[], p_keys text[], p_ids uuid[], p_payloads text[], p_encrypted boolean[],
+    p_traces uuid[], p_sub text, p_now timestamptz, p_strict boolean)
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
     v_now  timestamptz;
@@ -84,8 +84,10 @@ BEGIN
         END IF;
     END IF;
 
-    INSERT INTO messages (partition_id, position, id, transaction_id, payload, trace_id, producer_sub, created_at)
-    SELECT x.pid, x.pos, x.mid, p_keys[x.i + 1], p_payloads[x.i + 1]::jsonb, p_traces[x.i + 1], p_sub, v_now
+    INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
+                          producer_sub, created_at)
+    SELECT x.pid, x.pos, x.mid, p_keys[x.i + 1], p_payloads[x.i + 1]::jsonb, p_encrypted[x.i + 1],
+           p_traces[x.i + 1], p_sub, v_now
     FROM unnest(v_plan) x WHERE x.status = 'queued';
 
     UPDATE partitions p SET last_position = c.top, last_message_at = v_now, last_activity_at = v_now
@@ -102,7 +104,7 @@ END $$;
 -- not exist yet) and writes the items. Taken keys come back as 'taken' with the stored id.
 CREATE OR REPLACE FUNCTION qg_push(
     p_queues text[], p_partitions text[], p_keys text[], p_ids uuid[], p_payloads text[],
-    p_sub text, p_now timestamptz)
+    p_encrypted boolean[], p_sub text, p_now timestamptz)
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
     v_pids uuid[] := qg_partition_ids(p_queues, p_partitions);
@@ -110,6 +112,6 @@ BEGIN
     IF array_position(v_pids, NULL) IS NOT NULL THEN
         PERFORM qg_raise_missing_partitions();
     END IF;
-    RETURN QUERY SELECT * FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads,
+    RETURN QUERY SELECT * FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads, p_encrypted,
         array_fill(NULL::uuid, ARRAY[cardinality(p_ids)]), p_sub, p_now, false);
 END $$;

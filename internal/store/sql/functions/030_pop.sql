@@ -133,7 +133,7 @@ BEGIN
 
         RETURN QUERY
         SELECT m.id, m.transaction_id, m.trace_id, m.payload::text, m.producer_sub, m.created_at,
-               m.partition_id, v_cand.pname, v_cand.qname, v_c.retry_count
+               m.partition_id, v_cand.pname, v_cand.qname, v_c.retry_count, m.encrypted
         FROM messages m
         WHERE m.partition_id = v_cand.pid AND m.position > v_c.cursor AND m.position <= v_last
         ORDER BY m.position;

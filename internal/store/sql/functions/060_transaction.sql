@@ -5,7 +5,7 @@
 -- them in their own committed step and calls again.
 CREATE OR REPLACE FUNCTION qg_transaction(
     p_push_idx integer[], p_queues text[], p_partitions text[], p_keys text[], p_ids uuid[],
-    p_payloads text[], p_traces uuid[],
+    p_payloads text[], p_encrypted boolean[], p_traces uuid[],
     p_ack_idx integer[], p_ack_pids uuid[], p_ack_keys text[], p_ack_groups text[],
     p_ack_statuses text[], p_ack_leases uuid[], p_ack_errors text[],
     p_required uuid[], p_sub text, p_now timestamptz)
@@ -31,7 +31,7 @@ BEGIN
         END IF;
         -- Steps 8-9: partitions locked in ascending order, then QDUP / QFULL.
         SELECT array_agg(x) INTO v_push
-        FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads, p_traces, p_sub, p_now, true) x;
+        FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads, p_encrypted, p_traces, p_sub, p_now, true) x;
     END IF;
 
     IF cardinality(p_ack_idx) > 0 THEN

@@ -141,7 +141,8 @@ CREATE TYPE qg_popped AS (
     partition_id   uuid,
     partition_name text,
     queue_name     text,
-    retry_count    integer
+    retry_count    integer,
+    encrypted      boolean
 );
 
 -- The verdict on one ack item (concepts.md §8.3).
