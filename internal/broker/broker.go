@@ -45,12 +45,17 @@ type Config struct {
 	PollMax time.Duration
 	// EncryptionKey is the loaded QUEEN_ENCRYPTION_KEY, nil when none.
 	EncryptionKey *encryption.Key
+	// PushCalls bounds concurrent database calls for pushes (default 8); requests arriving
+	// while all are busy are coalesced into the next call of at most PushCallItems items
+	// (default 1000). See coalescer.
+	PushCalls, PushCallItems int
 }
 
 // Broker is the domain layer. Safe for concurrent use.
 type Broker struct {
 	store  *store.Store
 	sealer sealer
+	pushes *coalescer
 	hub    *waiter.Hub
 	cfg    Config
 	log    *slog.Logger
@@ -68,7 +73,14 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey}}
+	if cfg.PushCallItems <= 0 {
+		cfg.PushCallItems = 1000
+	}
+	if cfg.PushCalls <= 0 {
+		cfg.PushCalls = 8
+	}
+	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey},
+		pushes: &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute}}
 }
 
 // Hub is the broker's parked-pop registry.

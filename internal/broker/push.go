@@ -26,12 +26,13 @@ func (b *Broker) Push(ctx context.Context, items []PushItem, producerSub *string
 	ptrs := make([]*store.PushItem, len(items))
 	for i, it := range items {
 		rows[i] = b.pushRow(it)
+		rows[i].ProducerSub = producerSub
 		ptrs[i] = &rows[i]
 	}
 	if err := b.seal(ctx, ptrs); err != nil {
 		return nil, err
 	}
-	res, err := b.store.Push(ctx, rows, producerSub)
+	res, err := b.pushes.submit(ctx, rows)
 	if err != nil {
 		return nil, err
 	}

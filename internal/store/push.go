@@ -13,7 +13,8 @@ type PushItem struct {
 	Queue, Partition, Key string
 	ID                    string
 	Payload               []byte
-	Encrypted             bool // Payload is an encryption envelope
+	Encrypted             bool    // Payload is an encryption envelope
+	ProducerSub           *string // JWT sub of the producer, nil without one
 }
 
 // Push statuses.
@@ -34,12 +35,12 @@ type PushResult struct {
 // Push writes items in one database transaction (data-api.md §2.2): taken keys report
 // duplicate, a full queue reports failed per item. Missing queues and partitions are created
 // first in their own committed step, only when the push finds some missing.
-func (s *Store) Push(ctx context.Context, items []PushItem, producerSub *string) ([]PushResult, error) {
+func (s *Store) Push(ctx context.Context, items []PushItem) ([]PushResult, error) {
 	c := pushColumns(items)
 	var out []PushResult
 	run := func() error {
 		out = out[:0]
-		return s.queryRows(ctx, sqlPush, []any{c.queues, c.parts, c.keys, c.ids, c.payloads, c.encrypted, producerSub, s.nowArg()}, func(r rowScanner) error {
+		return s.queryRows(ctx, sqlPush, []any{c.queues, c.parts, c.keys, c.ids, c.payloads, c.encrypted, c.subs, s.nowArg()}, func(r rowScanner) error {
 			var p pushPlan
 			if err := r.Scan(&p.i, &p.status, &p.mid, &p.pid, &p.pos, &p.qid, &p.qname, &p.pname); err != nil {
 				return err
@@ -88,15 +89,16 @@ const sqlPush = "SELECT i, status, mid::text, pid::text, pos, qid::text, qname, 
 type pushCols struct {
 	queues, parts, keys, ids, payloads []string
 	encrypted                          []bool
+	subs                               []*string
 }
 
 func pushColumns(items []PushItem) pushCols {
 	n := len(items)
 	c := pushCols{queues: make([]string, n), parts: make([]string, n), keys: make([]string, n),
-		ids: make([]string, n), payloads: make([]string, n), encrypted: make([]bool, n)}
+		ids: make([]string, n), payloads: make([]string, n), encrypted: make([]bool, n), subs: make([]*string, n)}
 	for i, it := range items {
 		c.queues[i], c.parts[i], c.keys[i], c.ids[i] = it.Queue, it.Partition, it.Key, it.ID
-		c.payloads[i], c.encrypted[i] = string(it.Payload), it.Encrypted
+		c.payloads[i], c.encrypted[i], c.subs[i] = string(it.Payload), it.Encrypted, it.ProducerSub
 	}
 	return c
 }

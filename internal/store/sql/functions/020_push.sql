@@ -18,7 +18,7 @@ $$;
 -- then allocates positions in request order while holding the locks.
 CREATE OR REPLACE FUNCTION qg_push_items(
     p_pids uuid[], p_keys text[], p_ids uuid[], p_payloads text[], p_encrypted boolean[],
-    p_traces uuid[], p_sub text, p_now timestamptz, p_strict boolean)
+    p_traces uuid[], p_subs text[], p_now timestamptz, p_strict boolean)
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
     v_now  timestamptz;
@@ -31,45 +31,52 @@ BEGIN
     PERFORM 1 FROM partitions p WHERE p.id = ANY (p_pids) ORDER BY p.id FOR NO KEY UPDATE;
     v_now := coalesce(p_now, clock_timestamp());
 
-    WITH items AS (
+    -- Each step is a window over the whole request (no self-joins), so the plan stays linear
+    -- in the number of items.
+    WITH items AS MATERIALIZED (
         SELECT (u.ord - 1)::int AS i, u.pid, u.k, u.mid, p.queue_id AS qid, q.name AS qname,
-               p.name AS pname, q.max_size, q.dedup_window_seconds AS dw, p.last_position
+               p.name AS pname, q.max_size, q.dedup_window_seconds AS dw, p.last_position,
+               row_number() OVER (PARTITION BY u.pid, u.k ORDER BY u.ord) AS dup_rank
         FROM unnest(p_pids, p_keys, p_ids) WITH ORDINALITY AS u (pid, k, mid, ord)
-        JOIN partitions p ON p.id = u.pid
+        -- Partition rows are updated by every push: reach them through the primary key
+        -- (= ANY), never a scan over their dead versions.
+        JOIN (SELECT * FROM partitions WHERE id = ANY (p_pids)) p ON p.id = u.pid
         JOIN queues q ON q.id = p.queue_id
-    ), ranked AS (
-        SELECT it.*, row_number() OVER w AS dup_rank, first_value(it.i) OVER w AS winner
-        FROM items it WINDOW w AS (PARTITION BY it.pid, it.k ORDER BY it.i)
-    ), firsts AS (
-        SELECT r.*, coalesce(
-                   (SELECT m.id FROM messages m WHERE m.partition_id = r.pid AND m.transaction_id = r.k),
+    ), firsts AS MATERIALIZED (
+        -- the stored message (or unexpired tombstone) that already holds a request's first key
+        SELECT it.*, CASE WHEN it.dup_rank = 1 THEN coalesce(
+                   (SELECT m.id FROM messages m WHERE m.partition_id = it.pid AND m.transaction_id = it.k),
                    (SELECT t.message_id FROM dedup_tombstones t
-                    WHERE t.partition_id = r.pid AND t.transaction_id = r.k
-                      AND t.created_at + r.dw * interval '1 second' > v_now)) AS existing
-        FROM ranked r WHERE r.dup_rank = 1
-    ), fresh AS (
-        SELECT f.*, row_number() OVER (PARTITION BY f.qid ORDER BY f.i) AS qseq
-        FROM firsts f WHERE f.existing IS NULL
-    ), counts AS (
-        SELECT f.qid, qg_unconsumed_count(f.qid) AS n FROM fresh f WHERE f.max_size > 0 GROUP BY f.qid
-    ), accepted AS (
-        SELECT f.i, f.pid, f.mid, f.last_position + row_number() OVER (PARTITION BY f.pid ORDER BY f.i) AS pos
-        FROM fresh f LEFT JOIN counts c ON c.qid = f.qid
-        WHERE f.max_size = 0 OR c.n + f.qseq <= f.max_size
-    ), decided AS (
-        SELECT f.i,
-               CASE WHEN f.existing IS NOT NULL THEN 'taken'
-                    WHEN a.i IS NOT NULL THEN 'queued' ELSE 'failed' END AS status,
-               coalesce(f.existing, f.mid) AS mid, a.pos
-        FROM firsts f LEFT JOIN accepted a ON a.i = f.i
+                    WHERE t.partition_id = it.pid AND t.transaction_id = it.k
+                      AND t.created_at + it.dw * interval '1 second' > v_now)) END AS existing
+        FROM items it
+    ), fresh AS MATERIALIZED (
+        SELECT f.*, (f.dup_rank = 1 AND f.existing IS NULL) AS is_new,
+               row_number() OVER (PARTITION BY f.qid, f.dup_rank = 1 AND f.existing IS NULL ORDER BY f.i) AS qseq
+        FROM firsts f
+    ), counts AS MATERIALIZED (
+        SELECT DISTINCT f.qid, qg_unconsumed_count(f.qid) AS n FROM fresh f WHERE f.max_size > 0 AND f.is_new
+    ), decided AS MATERIALIZED (
+        SELECT f.*, CASE
+                   WHEN f.dup_rank > 1 THEN NULL
+                   WHEN f.existing IS NOT NULL THEN 'taken'
+                   WHEN f.max_size = 0 THEN 'queued'
+                   WHEN (SELECT c.n FROM counts c WHERE c.qid = f.qid) + f.qseq <= f.max_size THEN 'queued'
+                   ELSE 'failed' END AS st
+        FROM fresh f
+    ), positioned AS (
+        SELECT d.*,
+               d.last_position + row_number() OVER (PARTITION BY d.pid, d.st = 'queued' ORDER BY d.i) AS pos,
+               first_value(d.st) OVER w AS winner_st,
+               first_value(coalesce(d.existing, d.mid)) OVER w AS winner_mid
+        FROM decided d WINDOW w AS (PARTITION BY d.pid, d.k ORDER BY d.i)
     )
-    SELECT array_agg(ROW(r.i,
-               CASE WHEN r.dup_rank = 1 THEN d.status
-                    WHEN d.status = 'failed' THEN 'failed' ELSE 'duplicate' END,
-               d.mid, r.pid, CASE WHEN r.dup_rank = 1 THEN d.pos END, r.qid, r.qname, r.pname
-           )::qg_push_plan ORDER BY r.i)
+    SELECT array_agg(ROW(x.i,
+               CASE WHEN x.dup_rank = 1 THEN x.st WHEN x.winner_st = 'failed' THEN 'failed' ELSE 'duplicate' END,
+               x.winner_mid, x.pid, CASE WHEN x.st = 'queued' THEN x.pos END, x.qid, x.qname, x.pname
+           )::qg_push_plan ORDER BY x.i)
     INTO v_plan
-    FROM ranked r JOIN decided d ON d.i = r.winner;
+    FROM positioned x;
 
     IF p_strict THEN
         SELECT * INTO v_bad FROM unnest(v_plan) x WHERE x.status = 'taken' ORDER BY x.i LIMIT 1;
@@ -87,7 +94,7 @@ BEGIN
     INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
                           producer_sub, created_at)
     SELECT x.pid, x.pos, x.mid, p_keys[x.i + 1], p_payloads[x.i + 1]::jsonb, p_encrypted[x.i + 1],
-           p_traces[x.i + 1], p_sub, v_now
+           p_traces[x.i + 1], p_subs[x.i + 1], v_now
     FROM unnest(v_plan) x WHERE x.status = 'queued';
 
     UPDATE partitions p SET last_position = c.top, last_message_at = v_now, last_activity_at = v_now
@@ -101,10 +108,11 @@ BEGIN
 END $$;
 
 -- The push route in one round trip: resolves names to partitions (raising QG001 when some do
--- not exist yet) and writes the items. Taken keys come back as 'taken' with the stored id.
+-- not exist yet) and writes the items. One call may carry several coalesced requests, so the
+-- producer identity (p_subs) is per item. Taken keys come back as 'taken' with the stored id.
 CREATE OR REPLACE FUNCTION qg_push(
     p_queues text[], p_partitions text[], p_keys text[], p_ids uuid[], p_payloads text[],
-    p_encrypted boolean[], p_sub text, p_now timestamptz)
+    p_encrypted boolean[], p_subs text[], p_now timestamptz)
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
     v_pids uuid[] := qg_partition_ids(p_queues, p_partitions);
@@ -113,5 +121,5 @@ BEGIN
         PERFORM qg_raise_missing_partitions();
     END IF;
     RETURN QUERY SELECT * FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads, p_encrypted,
-        array_fill(NULL::uuid, ARRAY[cardinality(p_ids)]), p_sub, p_now, false);
+        array_fill(NULL::uuid, ARRAY[cardinality(p_ids)]), p_subs, p_now, false);
 END $$;

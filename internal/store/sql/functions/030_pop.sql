@@ -110,11 +110,17 @@ BEGIN
         -- Re-check under the lock: another pop may have claimed it since the candidate scan.
         CONTINUE WHEN v_c.lease_expires_at > v_now OR v_c.retry_not_before > v_now;
 
+        -- The visible messages after the cursor, up to the budget, stopping at the first one not
+        -- visible yet (§6.1): after a clock step back a later message may look older, and it
+        -- must not overtake the delayed one.
         SELECT count(*), max(s.position) INTO v_n, v_last FROM (
-            SELECT m.position FROM messages m
+            SELECT m.position,
+                   bool_and(m.created_at <= v_now - v_cand.delayed_processing * interval '1 second')
+                       OVER (ORDER BY m.position) AS visible
+            FROM messages m
             WHERE m.partition_id = v_cand.pid AND m.position > v_c.cursor
-              AND m.created_at <= v_now - v_cand.delayed_processing * interval '1 second'
-            ORDER BY m.position LIMIT v_budget) s;
+            ORDER BY m.position LIMIT v_budget) s
+        WHERE s.visible;
         CONTINUE WHEN v_n = 0;
 
         IF p_auto_ack THEN

@@ -31,7 +31,8 @@ BEGIN
         END IF;
         -- Steps 8-9: partitions locked in ascending order, then QDUP / QFULL.
         SELECT array_agg(x) INTO v_push
-        FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads, p_encrypted, p_traces, p_sub, p_now, true) x;
+        FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads, p_encrypted, p_traces,
+                           array_fill(p_sub, ARRAY[cardinality(p_ids)]), p_now, true) x;
     END IF;
 
     IF cardinality(p_ack_idx) > 0 THEN

@@ -1,0 +1,77 @@
+// Command queen-bench drives a running queen-go broker over HTTP and reports each scenario
+// against PostgreSQL's own limit measured in the same run on the same database.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"text/tabwriter"
+	"time"
+
+	"github.com/queen-go/queen/internal/bench"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("queen-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg bench.Config
+	scenario := fs.String("scenario", "push", fmt.Sprintf("one of %v", bench.Scenarios))
+	fs.StringVar(&cfg.Server, "server", "http://127.0.0.1:6632", "broker base URL (loopback only)")
+	fs.StringVar(&cfg.DSN, "db", os.Getenv("DATABASE_URL"), "the broker's database, for the same-run baseline ('' = no baseline)")
+	fs.IntVar(&cfg.PID, "pid", 0, "broker process id, to report its CPU and peak RSS")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "length of each measured phase")
+	fs.IntVar(&cfg.Conns, "conns", 50, "concurrent connections (producers or consumers per group)")
+	fs.IntVar(&cfg.Batch, "batch", 100, "items per push / messages per pop")
+	fs.IntVar(&cfg.Partitions, "partitions", 10, "partitions")
+	fs.IntVar(&cfg.PayloadBytes, "payload", 100, "payload filler size in bytes")
+	fs.IntVar(&cfg.Messages, "messages", 0, "messages to prefill for consume scenarios (0 = derived)")
+	fs.IntVar(&cfg.Groups, "groups", 3, "consumer groups (fanout)")
+	fs.StringVar(&cfg.AckMode, "ack", "batch", "ack | batch | auto")
+	fs.IntVar(&cfg.Rate, "rate", 1000, "e2e: messages per second")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	quiet := fs.Bool("quiet", false, "no live progress line")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if !*quiet {
+		cfg.Progress = stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := bench.Run(ctx, *scenario, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "queen-bench:", err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(res)
+		return 0
+	}
+	printTable(stdout, res)
+	return 0
+}
+
+func printTable(w io.Writer, r bench.Result) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "scenario\t%s\t%s\n", r.Scenario, r.Params)
+	fmt.Fprintf(tw, "messages\t%d in %s (%d requests, %d errors)\n", r.Messages, r.Elapsed.Round(time.Millisecond), r.Requests, r.Errors)
+	fmt.Fprintf(tw, "throughput\t%.0f msgs/s\n", r.MsgsPerSec)
+	fmt.Fprintf(tw, "latency\tp50 %s  p99 %s  p99.9 %s\n", r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond), r.P999.Round(10*time.Microsecond))
+	if r.PeakRSSBytes > 0 {
+		fmt.Fprintf(tw, "broker\tcpu %.1f s  peak RSS %.1f MB\n", r.CPUSeconds, float64(r.PeakRSSBytes)/(1<<20))
+	}
+	if r.Baseline != nil {
+		fmt.Fprintf(tw, "baseline\t%.0f rows/s (%s)\n", r.Baseline.RowsPerSec, r.Baseline.Name)
+		fmt.Fprintf(tw, "ratio\t%.0f%%\n", r.Ratio*100)
+	}
+	tw.Flush()
+}

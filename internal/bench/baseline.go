@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Baseline names.
+const (
+	BaselineSingle = "single-row insert+commit, 32 connections"
+	BaselineBatch  = "100-row INSERT per transaction, 8 connections"
+	BaselineCursor = "read 100 rows after a cursor + update the cursor, 8 connections"
+)
+
+// baselines measures PostgreSQL's own limits on a plain table in a scratch schema of the
+// broker's database, with the same payload as the scenarios.
+type baselines struct {
+	pool *pgxpool.Pool
+	cfg  Config
+}
+
+func openBaselines(ctx context.Context, cfg Config) (*baselines, error) {
+	pc, err := pgxpool.ParseConfig(cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	pc.MaxConns = 34
+	pc.ConnConfig.RuntimeParams["search_path"] = "queen_bench"
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range []string{
+		"DROP SCHEMA IF EXISTS queen_bench CASCADE", "CREATE SCHEMA queen_bench",
+		"CREATE TABLE queen_bench.rows (id bigserial PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())",
+		"CREATE TABLE queen_bench.lanes (lane int, pos bigint, payload jsonb NOT NULL, PRIMARY KEY (lane, pos))",
+		"CREATE TABLE queen_bench.cursors (lane int PRIMARY KEY, pos bigint NOT NULL)",
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("baseline setup: %w", err)
+		}
+	}
+	return &baselines{pool: pool, cfg: cfg}, nil
+}
+
+func (b *baselines) close() {
+	_, _ = b.pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS queen_bench CASCADE")
+	b.pool.Close()
+}
+
+// run measures one baseline by name.
+func (b *baselines) run(ctx context.Context, name string) (*Baseline, error) {
+	var rows float64
+	var err error
+	switch name {
+	case BaselineSingle:
+		rows, err = b.loop(ctx, 32, func(ctx context.Context, _ int) (int, error) {
+			_, err := b.pool.Exec(ctx, "INSERT INTO rows (payload) VALUES ($1)", b.cfg.payload(0))
+			return 1, err
+		})
+	case BaselineBatch:
+		stmt := "INSERT INTO rows (payload) VALUES " + strings.TrimSuffix(strings.Repeat("($1),", 100), ",")
+		rows, err = b.loop(ctx, 8, func(ctx context.Context, _ int) (int, error) {
+			_, err := b.pool.Exec(ctx, stmt, b.cfg.payload(0))
+			return 100, err
+		})
+	case BaselineCursor:
+		rows, err = b.cursorReads(ctx)
+	default:
+		return nil, fmt.Errorf("unknown baseline %q", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Baseline{Name: name, RowsPerSec: rows}, nil
+}
+
+// cursorReads prefills one lane per connection and measures reading 100 rows after the lane's
+// cursor and moving the cursor, one transaction each.
+func (b *baselines) cursorReads(ctx context.Context) (float64, error) {
+	const lanes = 8
+	perLane := 30000
+	if _, err := b.pool.Exec(ctx, `INSERT INTO lanes (lane, pos, payload)
+		SELECT l, p, $1::jsonb FROM generate_series(0, $2 - 1) l, generate_series(1, $3) p`, b.cfg.payload(0), lanes, perLane); err != nil {
+		return 0, err
+	}
+	if _, err := b.pool.Exec(ctx, "INSERT INTO cursors SELECT l, 0 FROM generate_series(0, $1 - 1) l", lanes); err != nil {
+		return 0, err
+	}
+	if _, err := b.pool.Exec(ctx, "VACUUM ANALYZE lanes"); err != nil {
+		return 0, err
+	}
+	return b.loop(ctx, lanes, func(ctx context.Context, lane int) (int, error) {
+		tx, err := b.pool.Begin(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer tx.Rollback(ctx)
+		var pos int64
+		if err := tx.QueryRow(ctx, "SELECT pos FROM cursors WHERE lane = $1 FOR UPDATE", lane).Scan(&pos); err != nil {
+			return 0, err
+		}
+		rows, err := tx.Query(ctx, "SELECT pos, payload FROM lanes WHERE lane = $1 AND pos > $2 ORDER BY pos LIMIT 100", lane, pos)
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for rows.Next() {
+			var payload []byte
+			if err := rows.Scan(&pos, &payload); err != nil {
+				return 0, err
+			}
+			n++
+		}
+		if rows.Err() != nil {
+			return 0, rows.Err()
+		}
+		if n == 0 { // lane drained: start over so the measurement keeps going
+			pos = 0
+		}
+		if _, err := tx.Exec(ctx, "UPDATE cursors SET pos = $2 WHERE lane = $1", lane, pos); err != nil {
+			return 0, err
+		}
+		return n, tx.Commit(ctx)
+	})
+}
+
+// loop runs fn on conns goroutines for the configured duration and returns rows per second.
+func (b *baselines) loop(ctx context.Context, conns int, fn func(ctx context.Context, worker int) (int, error)) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Duration)
+	defer cancel()
+	var total atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < conns; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				n, err := fn(ctx, w)
+				if err != nil {
+					if ctx.Err() == nil {
+						once.Do(func() { firstErr = err })
+					}
+					return
+				}
+				total.Add(int64(n))
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, firstErr
+	}
+	return float64(total.Load()) / time.Since(start).Seconds(), nil
+}

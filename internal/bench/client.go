@@ -1,0 +1,77 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// apiClient talks to the broker under test. It refuses anything but loopback addresses.
+type apiClient struct {
+	base string
+	http *http.Client
+}
+
+func newAPIClient(base string, conns int) (*apiClient, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := net.LookupIP(u.Hostname())
+	if err != nil {
+		return nil, err
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return nil, fmt.Errorf("bench only targets loopback; %s resolves to %s", u.Hostname(), ip)
+		}
+	}
+	tr := &http.Transport{MaxIdleConns: conns * 2, MaxIdleConnsPerHost: conns * 2, MaxConnsPerHost: conns * 2,
+		IdleConnTimeout: time.Minute}
+	return &apiClient{base: base, http: &http.Client{Transport: tr, Timeout: 130 * time.Second}}, nil
+}
+
+// call sends a request and decodes a JSON answer into out (when non-nil); it returns the status.
+func (c *apiClient) call(ctx context.Context, method, path string, body []byte, out any) (int, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if resp.StatusCode >= 400 {
+		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, data)
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return resp.StatusCode, err
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+type popAnswer struct {
+	LeaseID  string `json:"leaseId"`
+	Messages []struct {
+		TransactionID string          `json:"transactionId"`
+		PartitionID   string          `json:"partitionId"`
+		Data          json.RawMessage `json:"data"`
+	} `json:"messages"`
+}

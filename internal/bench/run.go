@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Scenarios lists the scenario names Run accepts.
+var Scenarios = []string{"push", "popack", "txn", "fanout", "partitions", "e2e"}
+
+// Run executes one scenario and its same-run baseline.
+func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
+	api, err := newAPIClient(cfg.Server, max(cfg.Conns, cfg.Groups*cfg.Conns, 8))
+	if err != nil {
+		return Result{}, err
+	}
+	r := &runner{cfg: cfg, api: api, queue: fmt.Sprintf("bench-%s-%d", scenario, time.Now().UnixNano())}
+	var res Result
+	var baseline string
+	switch scenario {
+	case "push":
+		res, err = r.push(ctx)
+		baseline = BaselineBatch
+		if cfg.Batch < 100 {
+			baseline = BaselineSingle
+		}
+	case "popack":
+		res, err = r.popAck(ctx, cfg.Partitions, cfg.Messages)
+		baseline = BaselineCursor
+	case "txn":
+		res, err = r.txn(ctx)
+		baseline = BaselineSingle
+	case "fanout":
+		res, err = r.fanout(ctx)
+		baseline = BaselineCursor
+	case "partitions":
+		return r.partitions(ctx)
+	case "e2e":
+		return r.e2e(ctx)
+	default:
+		return Result{}, fmt.Errorf("unknown scenario %q (one of %v)", scenario, Scenarios)
+	}
+	if err != nil || cfg.DSN == "" {
+		return res, err
+	}
+	bl, err := openBaselines(ctx, cfg)
+	if err != nil {
+		return res, err
+	}
+	defer bl.close()
+	b, err := bl.run(ctx, baseline)
+	if err != nil {
+		return res, err
+	}
+	res.Baseline, res.Ratio = b, res.MsgsPerSec/b.RowsPerSec
+	return res, nil
+}
+
+type runner struct {
+	cfg   Config
+	api   *apiClient
+	queue string
+}
+
+// measure runs work on n goroutines until the duration passes or done reports true, with a
+// live progress line, and returns the recording with the broker's CPU and peak RSS.
+func (r *runner) measure(ctx context.Context, name string, n int, done func(*recorder) bool,
+	work func(ctx context.Context, worker int, rec *recorder) error) Result {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Duration)
+	defer cancel()
+	rec := &recorder{}
+	sampler := startSampler(ctx, r.cfg.PID)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil && (done == nil || !done(rec)) {
+				if err := work(ctx, w, rec); err != nil && ctx.Err() == nil {
+					rec.fail()
+				}
+			}
+		}()
+	}
+	stopProgress := r.progress(name, rec, start)
+	wg.Wait()
+	elapsed := time.Since(start)
+	stopProgress()
+	res := rec.result(name, r.cfg.params(), elapsed)
+	res.CPUSeconds, res.PeakRSSBytes = sampler.finish()
+	return res
+}
+
+// progress prints a live rate line until the returned stop is called.
+func (r *runner) progress(name string, rec *recorder, start time.Time) (stop func()) {
+	if r.cfg.Progress == nil {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				fmt.Fprint(r.cfg.Progress, "\r\033[K")
+				return
+			case <-t.C:
+				n := rec.count()
+				fmt.Fprintf(r.cfg.Progress, "\r\033[K%s: %d msgs, %.0f msgs/s, %s", name, n,
+					float64(n)/time.Since(start).Seconds(), time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return func() { close(quit); wg.Wait() }
+}

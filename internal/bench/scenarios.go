@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// pushBody builds a push request of n items for queue, spread over partitions from offset.
+func (r *runner) pushBody(queue string, n, partitions, offset, seq int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"items":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"queue":%q,"partition":"p%d","payload":%s}`, queue, (offset+i)%partitions, r.cfg.payload(seq+i))
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
+}
+
+func (r *runner) push(ctx context.Context) (Result, error) {
+	var seq atomic.Int64
+	res := r.measure(ctx, "push", r.cfg.Conns, nil, func(ctx context.Context, w int, rec *recorder) error {
+		body := r.pushBody(r.queue, r.cfg.Batch, r.cfg.Partitions, w+int(seq.Add(1)), 0)
+		t := time.Now()
+		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, nil); err != nil {
+			return err
+		}
+		rec.ok(time.Since(t), r.cfg.Batch)
+		return nil
+	})
+	return res, nil
+}
+
+// prefill writes n messages into queue over partitions, in large batches, unmeasured.
+func (r *runner) prefill(ctx context.Context, queue string, n, partitions int) error {
+	const chunk = 1000
+	errc := make(chan error, 4)
+	var next atomic.Int64
+	for w := 0; w < 4; w++ {
+		go func() {
+			for {
+				from := int(next.Add(chunk)) - chunk
+				if from >= n {
+					errc <- nil
+					return
+				}
+				body := r.pushBody(queue, min(chunk, n-from), partitions, from, from)
+				if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, nil); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	for w := 0; w < 4; w++ {
+		if err := <-errc; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consumeMessages is how many messages a consume scenario prefills.
+func (r *runner) consumeMessages(n int) int {
+	if n > 0 {
+		return n
+	}
+	return max(20000, r.cfg.Batch*r.cfg.Conns*100)
+}
+
+// popAck prefills and then drains the queue with pops and acks per the ack mode.
+func (r *runner) popAck(ctx context.Context, partitions, messages int) (Result, error) {
+	total := r.consumeMessages(messages)
+	if err := r.prefill(ctx, r.queue, total, partitions); err != nil {
+		return Result{}, err
+	}
+	name := "popack/" + r.cfg.AckMode
+	done := func(rec *recorder) bool { return rec.count() >= int64(total) }
+	return r.measure(ctx, name, r.cfg.Conns, done, func(ctx context.Context, _ int, rec *recorder) error {
+		return r.consumeOnce(ctx, r.queue, "", rec)
+	}), nil
+}
+
+// consumeOnce pops one batch for group and acknowledges it per the ack mode.
+func (r *runner) consumeOnce(ctx context.Context, queue, group string, rec *recorder) error {
+	t := time.Now()
+	q := fmt.Sprintf("/api/v1/pop/queue/%s?batch=%d&consumerGroup=%s", queue, r.cfg.Batch, group)
+	if r.cfg.AckMode == "auto" {
+		q += "&autoAck=true"
+	}
+	var p popAnswer
+	code, err := r.api.call(ctx, http.MethodGet, q, nil, &p)
+	if err != nil || code == http.StatusNoContent {
+		if err == nil {
+			time.Sleep(5 * time.Millisecond) // contested or drained; try again shortly
+		}
+		return err
+	}
+	switch r.cfg.AckMode {
+	case "auto":
+	case "ack":
+		for _, m := range p.Messages {
+			body, _ := json.Marshal(map[string]string{"transactionId": m.TransactionID, "partitionId": m.PartitionID,
+				"leaseId": p.LeaseID, "consumerGroup": group})
+			if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/ack", body, nil); err != nil {
+				return err
+			}
+		}
+	default:
+		acks := make([]map[string]string, len(p.Messages))
+		for i, m := range p.Messages {
+			acks[i] = map[string]string{"transactionId": m.TransactionID, "partitionId": m.PartitionID, "leaseId": p.LeaseID}
+		}
+		body, _ := json.Marshal(map[string]any{"consumerGroup": group, "acknowledgments": acks})
+		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/ack/batch", body, nil); err != nil {
+			return err
+		}
+	}
+	rec.ok(time.Since(t), len(p.Messages))
+	return nil
+}
+
+// txn: each worker pops one message and acks it while pushing one to the next stage.
+func (r *runner) txn(ctx context.Context) (Result, error) {
+	total := r.consumeMessages(r.cfg.Messages)
+	if err := r.prefill(ctx, r.queue, total, r.cfg.Partitions); err != nil {
+		return Result{}, err
+	}
+	sink := r.queue + "-next"
+	done := func(rec *recorder) bool { return rec.count() >= int64(total) }
+	return r.measure(ctx, "txn", r.cfg.Conns, done, func(ctx context.Context, _ int, rec *recorder) error {
+		t := time.Now()
+		var p popAnswer
+		code, err := r.api.call(ctx, http.MethodGet, "/api/v1/pop/queue/"+r.queue+"?batch=1", nil, &p)
+		if err != nil || code == http.StatusNoContent {
+			return err
+		}
+		m := p.Messages[0]
+		body, _ := json.Marshal(map[string]any{"operations": []map[string]any{
+			{"type": "ack", "transactionId": m.TransactionID, "partitionId": m.PartitionID},
+			{"type": "push", "queue": sink, "partition": "p0", "transactionId": "next-" + m.TransactionID, "payload": m.Data},
+		}, "requiredLeases": []string{p.LeaseID}})
+		var ans struct {
+			Success bool   `json:"success"`
+			Error   string `json:"error"`
+		}
+		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/transaction", body, &ans); err != nil {
+			return err
+		}
+		if !ans.Success {
+			return fmt.Errorf("transaction rolled back: %s", ans.Error)
+		}
+		rec.ok(time.Since(t), 1)
+		return nil
+	}), nil
+}
+
+// fanout: every group reads every message; throughput counts deliveries.
+func (r *runner) fanout(ctx context.Context) (Result, error) {
+	total := r.consumeMessages(r.cfg.Messages)
+	if err := r.prefill(ctx, r.queue, total, r.cfg.Partitions); err != nil {
+		return Result{}, err
+	}
+	groups := max(r.cfg.Groups, 1)
+	done := func(rec *recorder) bool { return rec.count() >= int64(total*groups) }
+	res := r.measure(ctx, fmt.Sprintf("fanout/%dgroups", groups), r.cfg.Conns*groups, done,
+		func(ctx context.Context, w int, rec *recorder) error {
+			return r.consumeOnce(ctx, r.queue, fmt.Sprintf("g%d", w%groups), rec)
+		})
+	res.Params += fmt.Sprintf(" groups=%d", groups)
+	return res, nil
+}

@@ -1,0 +1,79 @@
+// Package bench drives a running broker over HTTP and measures PostgreSQL's own limit on the
+// same database in the same run, so results are ratios that survive a noisy machine.
+package bench
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// Result is one scenario's measurement.
+type Result struct {
+	Scenario     string        `json:"scenario"`
+	Params       string        `json:"params"`
+	Messages     int64         `json:"messages"`
+	Requests     int64         `json:"requests"`
+	Errors       int64         `json:"errors"`
+	Elapsed      time.Duration `json:"elapsedNs"`
+	MsgsPerSec   float64       `json:"msgsPerSec"`
+	P50          time.Duration `json:"p50Ns"`
+	P99          time.Duration `json:"p99Ns"`
+	P999         time.Duration `json:"p999Ns"`
+	CPUSeconds   float64       `json:"brokerCpuSeconds,omitempty"`
+	PeakRSSBytes int64         `json:"brokerPeakRssBytes,omitempty"`
+	Baseline     *Baseline     `json:"baseline,omitempty"`
+	Ratio        float64       `json:"ratio,omitempty"`
+}
+
+// Baseline is PostgreSQL's own throughput for the comparable plain-table workload.
+type Baseline struct {
+	Name       string  `json:"name"`
+	RowsPerSec float64 `json:"rowsPerSec"`
+}
+
+// recorder collects request latencies and counts from many goroutines.
+type recorder struct {
+	mu        sync.Mutex
+	latencies []time.Duration
+	msgs      int64
+	reqs      int64
+	errs      int64
+}
+
+func (r *recorder) ok(lat time.Duration, msgs int) {
+	r.mu.Lock()
+	r.latencies = append(r.latencies, lat)
+	r.msgs += int64(msgs)
+	r.reqs++
+	r.mu.Unlock()
+}
+
+func (r *recorder) fail() {
+	r.mu.Lock()
+	r.errs++
+	r.reqs++
+	r.mu.Unlock()
+}
+
+func (r *recorder) count() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.msgs
+}
+
+// result summarises the recording over elapsed.
+func (r *recorder) result(name, params string, elapsed time.Duration) Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	lat := slices.Clone(r.latencies)
+	slices.Sort(lat)
+	q := func(p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
+	}
+	return Result{Scenario: name, Params: params, Messages: r.msgs, Requests: r.reqs, Errors: r.errs,
+		Elapsed: elapsed, MsgsPerSec: float64(r.msgs) / elapsed.Seconds(), P50: q(0.50), P99: q(0.99), P999: q(0.999)}
+}

@@ -1,0 +1,127 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// recordingWriter answers each item with its key as message id, fails any call that holds
+// the key "bad", and records the size of every call.
+type recordingWriter struct {
+	mu    sync.Mutex
+	calls []int
+	gate  chan struct{} // when set, calls wait on it, so requests pile up behind a busy flusher
+}
+
+func (w *recordingWriter) write(_ context.Context, items []store.PushItem) ([]store.PushResult, error) {
+	if w.gate != nil {
+		<-w.gate
+	}
+	w.mu.Lock()
+	w.calls = append(w.calls, len(items))
+	w.mu.Unlock()
+	out := make([]store.PushResult, len(items))
+	for i, it := range items {
+		if it.Key == "bad" {
+			return nil, errors.New("invalid input syntax for type json")
+		}
+		out[i] = store.PushResult{Status: store.StatusQueued, MessageID: it.Key}
+	}
+	return out, nil
+}
+
+func items(keys ...string) []store.PushItem {
+	out := make([]store.PushItem, len(keys))
+	for i, k := range keys {
+		out[i] = store.PushItem{Key: k}
+	}
+	return out
+}
+
+func TestCoalescerMergesConcurrentRequestsAndSplitsResults(t *testing.T) {
+	w := &recordingWriter{gate: make(chan struct{})}
+	c := &coalescer{write: w.write, maxItems: 1000, maxInflight: 1, timeout: time.Second}
+	var wg sync.WaitGroup
+	results := make([][]store.PushResult, 20)
+	for r := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := c.submit(context.Background(), items(fmt.Sprintf("r%d-a", r), fmt.Sprintf("r%d-b", r)))
+			if err != nil {
+				t.Error(err)
+			}
+			results[r] = res
+		}()
+	}
+	// Let every request queue up behind the first call, then release the writer.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n >= 19 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(w.gate)
+	wg.Wait()
+	for r, res := range results {
+		if len(res) != 2 || res[0].MessageID != fmt.Sprintf("r%d-a", r) || res[1].MessageID != fmt.Sprintf("r%d-b", r) {
+			t.Fatalf("request %d got %+v", r, res)
+		}
+	}
+	if len(w.calls) > 3 {
+		t.Fatalf("20 concurrent requests took %d database calls (%v); want them coalesced", len(w.calls), w.calls)
+	}
+}
+
+func TestCoalescerIsolatesAFailingRequest(t *testing.T) {
+	w := &recordingWriter{gate: make(chan struct{})}
+	c := &coalescer{write: w.write, maxItems: 1000, maxInflight: 1, timeout: time.Second}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for r, keys := range [][]string{{"first"}, {"ok-1"}, {"bad"}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[r] = c.submit(context.Background(), items(keys...))
+		}()
+		time.Sleep(10 * time.Millisecond) // arrival order
+	}
+	close(w.gate)
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil || errs[2] == nil {
+		t.Fatalf("errors %v: only the bad request must fail", errs)
+	}
+}
+
+func TestCoalescerRespectsItemBound(t *testing.T) {
+	w := &recordingWriter{gate: make(chan struct{})}
+	c := &coalescer{write: w.write, maxItems: 3, maxInflight: 1, timeout: time.Second}
+	var wg sync.WaitGroup
+	for r := 0; r < 6; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.submit(context.Background(), items("a", "b")); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(w.gate)
+	wg.Wait()
+	for _, n := range w.calls {
+		if n > 3 && n != 2 {
+			t.Fatalf("call of %d items exceeds the bound: %v", n, w.calls)
+		}
+	}
+}

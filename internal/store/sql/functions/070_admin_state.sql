@@ -1,0 +1,76 @@
+-- Live state shared by the admin read functions (admin-api.md, concepts.md §10). Every counter
+-- is computed from the messages and consumers tables with index range scans per partition;
+-- the stats job may later serve the same numbers from its own tables behind these signatures.
+-- p_now NULL means the database clock.
+
+-- Expiry of the latest live lease whose batch holds the message at p_pos, NULL when none: the
+-- message is then not processing.
+CREATE OR REPLACE FUNCTION qg_message_lease(p_pid uuid, p_pos bigint, p_now timestamptz)
+RETURNS timestamptz LANGUAGE sql STABLE AS $$
+    SELECT max(c.lease_expires_at) FROM consumers c
+    WHERE c.partition_id = p_pid AND c.lease_expires_at > coalesce(p_now, now())
+      AND c.cursor < p_pos AND p_pos <= c.batch_end;
+$$;
+
+-- Counters of one partition: stored messages, unconsumed ones (after the slowest consumer's
+-- cursor, all of them while the partition has no consumer), the unconsumed ones that lie in a
+-- live leased batch of a consumer that has not consumed them (processing), DLQ entries, and
+-- the createdAt of the first and last stored message.
+CREATE OR REPLACE FUNCTION qg_partition_counts(p_pid uuid, p_now timestamptz)
+RETURNS TABLE (total bigint, unconsumed bigint, processing bigint, dead_letter bigint,
+               oldest_at timestamptz, newest_at timestamptz)
+LANGUAGE sql STABLE AS $$
+    WITH c AS (
+        SELECT coalesce(min(c.cursor), 0) AS min_cursor,
+               min(c.cursor) FILTER (WHERE c.lease_expires_at > coalesce(p_now, now())) AS lo,
+               max(c.batch_end) FILTER (WHERE c.lease_expires_at > coalesce(p_now, now())) AS hi
+        FROM consumers c WHERE c.partition_id = p_pid
+    )
+    SELECT (SELECT count(*) FROM messages m WHERE m.partition_id = p_pid),
+           (SELECT count(*) FROM messages m WHERE m.partition_id = p_pid AND m.position > c.min_cursor),
+           (SELECT count(*) FROM messages m
+            WHERE m.partition_id = p_pid AND m.position > c.lo AND m.position <= c.hi
+              AND qg_message_lease(p_pid, m.position, p_now) IS NOT NULL),
+           (SELECT count(*) FROM dlq d WHERE d.partition_id = p_pid),
+           (SELECT m.created_at FROM messages m WHERE m.partition_id = p_pid ORDER BY m.position LIMIT 1),
+           (SELECT m.created_at FROM messages m WHERE m.partition_id = p_pid ORDER BY m.position DESC LIMIT 1)
+    FROM c;
+$$;
+
+-- State of a stored message (admin-api.md §2.1): dead_letter when it has a DLQ entry, else
+-- completed when the partition has consumers and all passed it, processing when a live batch
+-- holds it, else pending. With p_group set, the same for that one group, NULL when the group
+-- is not a consumer of the partition.
+CREATE OR REPLACE FUNCTION qg_message_status(p_pid uuid, p_pos bigint, p_mid uuid, p_group text,
+    p_now timestamptz)
+RETURNS text LANGUAGE sql STABLE AS $$
+    WITH c AS (
+        SELECT count(*) AS n, count(*) FILTER (WHERE c.cursor < p_pos) AS behind,
+               count(*) FILTER (WHERE c.cursor < p_pos AND p_pos <= c.batch_end
+                                  AND c.lease_expires_at > coalesce(p_now, now())) AS leased
+        FROM consumers c
+        WHERE c.partition_id = p_pid AND (p_group IS NULL OR c.consumer_group = p_group)
+    )
+    SELECT CASE
+        WHEN p_group IS NOT NULL AND c.n = 0 THEN NULL
+        WHEN EXISTS (SELECT 1 FROM dlq d WHERE d.partition_id = p_pid AND d.message_id = p_mid
+                       AND (p_group IS NULL OR d.consumer_group = p_group)) THEN 'dead_letter'
+        WHEN c.n > 0 AND c.behind = 0 THEN 'completed'
+        WHEN c.leased > 0 THEN 'processing'
+        ELSE 'pending'
+    END
+    FROM c;
+$$;
+
+-- Lag of one (partition, consumer) pair: messages after its cursor, createdAt of the first of
+-- them, and that message's age in whole seconds (0 when nothing is unconsumed).
+CREATE OR REPLACE FUNCTION qg_pair_lag(p_pid uuid, p_cursor bigint, p_now timestamptz)
+RETURNS TABLE (offset_lag bigint, oldest_at timestamptz, time_lag bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT (SELECT count(*) FROM messages m WHERE m.partition_id = p_pid AND m.position > p_cursor),
+           o.created_at,
+           coalesce(greatest(floor(extract(epoch FROM coalesce(p_now, now()) - o.created_at)), 0), 0)::bigint
+    FROM (SELECT (SELECT m.created_at FROM messages m
+                  WHERE m.partition_id = p_pid AND m.position > p_cursor
+                  ORDER BY m.position LIMIT 1) AS created_at) o;
+$$;

@@ -1,0 +1,107 @@
+-- Resources (admin-api.md §1): queue, namespace and task summaries, queue detail, the
+-- overview, and queue deletion. Counters come from qg_partition_counts.
+
+-- Every queue with its partition count and message counters, newest first.
+CREATE OR REPLACE FUNCTION qg_queue_summaries(p_now timestamptz)
+RETURNS TABLE (id text, name text, namespace text, task text, created_at timestamptz,
+               partitions bigint, total bigint, pending bigint, processing bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT q.id::text, q.name, q.namespace, q.task, q.created_at, count(p.id),
+           coalesce(sum(s.total), 0)::bigint, coalesce(sum(s.unconsumed - s.processing), 0)::bigint,
+           coalesce(sum(s.processing), 0)::bigint
+    FROM queues q
+    LEFT JOIN partitions p ON p.queue_id = q.id
+    LEFT JOIN LATERAL qg_partition_counts(p.id, p_now) s ON p.id IS NOT NULL
+    GROUP BY q.id
+    ORDER BY q.created_at DESC, q.name;
+$$;
+
+-- Queues grouped by namespace (p_by_task false) or task: queues, partitions, stored and
+-- pending messages per label.
+CREATE OR REPLACE FUNCTION qg_label_summaries(p_by_task boolean, p_now timestamptz)
+RETURNS TABLE (label text, queues bigint, partitions bigint, total bigint, pending bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN p_by_task THEN q.task ELSE q.namespace END, count(DISTINCT q.id), count(p.id),
+           coalesce(sum(s.total), 0)::bigint, coalesce(sum(s.unconsumed - s.processing), 0)::bigint
+    FROM queues q
+    LEFT JOIN partitions p ON p.queue_id = q.id
+    LEFT JOIN LATERAL qg_partition_counts(p.id, p_now) s ON p.id IS NOT NULL
+    GROUP BY 1
+    ORDER BY 1;
+$$;
+
+-- One queue's row and its DLQ entry count (which can outlive the partitions they came from).
+CREATE OR REPLACE FUNCTION qg_queue_detail(p_queue text)
+RETURNS TABLE (id text, name text, namespace text, task text, created_at timestamptz, dead_letter bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT q.id::text, q.name, q.namespace, q.task, q.created_at,
+           (SELECT count(*) FROM dlq d WHERE d.queue_id = q.id)
+    FROM queues q WHERE q.name = p_queue;
+$$;
+
+-- The partitions of one queue with their counters, oldest partition first.
+CREATE OR REPLACE FUNCTION qg_queue_partitions(p_queue text, p_now timestamptz)
+RETURNS TABLE (id text, name text, created_at timestamptz, total bigint, unconsumed bigint,
+               processing bigint, dead_letter bigint, oldest_at timestamptz, newest_at timestamptz)
+LANGUAGE sql STABLE AS $$
+    SELECT p.id::text, p.name, p.created_at, s.total, s.unconsumed, s.processing, s.dead_letter,
+           s.oldest_at, s.newest_at
+    FROM queues q
+    JOIN partitions p ON p.queue_id = q.id
+    CROSS JOIN LATERAL qg_partition_counts(p.id, p_now) s
+    WHERE q.name = p_queue
+    ORDER BY p.created_at, p.name;
+$$;
+
+-- The system overview: object counts, message counters, lag over every (partition, consumer)
+-- pair and messages written in the last 60 s.
+CREATE OR REPLACE FUNCTION qg_overview(p_now timestamptz)
+RETURNS TABLE (queues bigint, partitions bigint, namespaces bigint, tasks bigint,
+               total bigint, unconsumed bigint, processing bigint, dead_letter bigint,
+               time_avg float8, time_median float8, time_min bigint, time_max bigint,
+               offset_avg float8, offset_median float8, offset_min bigint, offset_max bigint,
+               ingested_last_minute bigint)
+LANGUAGE sql STABLE AS $$
+    WITH counts AS (
+        SELECT coalesce(sum(s.total), 0)::bigint AS total, coalesce(sum(s.unconsumed), 0)::bigint AS unconsumed,
+               coalesce(sum(s.processing), 0)::bigint AS processing
+        FROM partitions p CROSS JOIN LATERAL qg_partition_counts(p.id, p_now) s
+    ), lag AS (
+        SELECT coalesce(avg(l.time_lag), 0)::float8 AS t_avg,
+               coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY l.time_lag), 0)::float8 AS t_med,
+               coalesce(min(l.time_lag), 0) AS t_min, coalesce(max(l.time_lag), 0) AS t_max,
+               coalesce(avg(l.offset_lag), 0)::float8 AS o_avg,
+               coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY l.offset_lag), 0)::float8 AS o_med,
+               coalesce(min(l.offset_lag), 0) AS o_min, coalesce(max(l.offset_lag), 0) AS o_max
+        FROM consumers c CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
+    )
+    SELECT (SELECT count(*) FROM queues), (SELECT count(*) FROM partitions),
+           (SELECT count(DISTINCT q.namespace) FROM queues q), (SELECT count(DISTINCT q.task) FROM queues q),
+           counts.total, counts.unconsumed, counts.processing, (SELECT count(*) FROM dlq),
+           lag.t_avg, lag.t_med, lag.t_min, lag.t_max, lag.o_avg, lag.o_med, lag.o_min, lag.o_max,
+           (SELECT count(*) FROM partitions p JOIN messages m ON m.partition_id = p.id
+            WHERE p.last_message_at > coalesce(p_now, now()) - interval '60 seconds'
+              AND m.created_at > coalesce(p_now, now()) - interval '60 seconds')
+    FROM counts, lag;
+$$;
+
+-- Deletes a queue and, through the foreign keys, everything of it (concepts.md §2.1):
+-- partitions, messages, trace records, dedup keys, consumer state, subscriptions, DLQ entries.
+-- Returns false when there is no such queue. Locks follow the order of every write path — the
+-- queue row (as capped pushers take it), its partitions in ascending id order, then its
+-- consumer rows — so a pusher holding partition locks is waited for, never deadlocked with.
+-- FOR NO KEY UPDATE on the queue lets foreign-key checks of in-flight writers proceed.
+CREATE OR REPLACE FUNCTION qg_delete_queue(p_queue text)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    v_qid uuid;
+BEGIN
+    SELECT q.id INTO v_qid FROM queues q WHERE q.name = p_queue FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    PERFORM 1 FROM partitions p WHERE p.queue_id = v_qid ORDER BY p.id FOR UPDATE;
+    PERFORM 1 FROM consumers c WHERE c.queue_id = v_qid ORDER BY c.partition_id, c.consumer_group FOR UPDATE;
+    DELETE FROM queues q WHERE q.id = v_qid;
+    RETURN true;
+END $$;
