@@ -38,8 +38,8 @@ func openBaselines(ctx context.Context, cfg Config) (*baselines, error) {
 	}
 	for _, q := range []string{
 		"DROP SCHEMA IF EXISTS queen_bench CASCADE", "CREATE SCHEMA queen_bench",
-		"CREATE TABLE queen_bench.rows (id bigserial PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())",
-		"CREATE TABLE queen_bench.lanes (lane int, pos bigint, payload jsonb NOT NULL, PRIMARY KEY (lane, pos))",
+		"CREATE TABLE queen_bench.rows (id bigserial PRIMARY KEY, payload json NOT NULL, created_at timestamptz NOT NULL DEFAULT now())",
+		"CREATE TABLE queen_bench.lanes (lane int, pos bigint, payload json NOT NULL, PRIMARY KEY (lane, pos))",
 		"CREATE TABLE queen_bench.cursors (lane int PRIMARY KEY, pos bigint NOT NULL)",
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {
@@ -88,7 +88,7 @@ func (b *baselines) cursorReads(ctx context.Context) (float64, error) {
 	const lanes = 8
 	perLane := 30000
 	if _, err := b.pool.Exec(ctx, `INSERT INTO lanes (lane, pos, payload)
-		SELECT l, p, $1::jsonb FROM generate_series(0, $2 - 1) l, generate_series(1, $3) p`, b.cfg.payload(0), lanes, perLane); err != nil {
+		SELECT l, p, $1::json FROM generate_series(0, $2 - 1) l, generate_series(1, $3) p`, b.cfg.payload(0), lanes, perLane); err != nil {
 		return 0, err
 	}
 	if _, err := b.pool.Exec(ctx, "INSERT INTO cursors SELECT l, 0 FROM generate_series(0, $1 - 1) l", lanes); err != nil {

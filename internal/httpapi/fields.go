@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -30,13 +31,14 @@ func isNull(raw json.RawMessage) bool {
 	return k == 0 || k == 'n'
 }
 
-// asString decodes raw when it is a JSON string.
+// asString decodes raw when it is a JSON string. A string holding U+0000 is refused like a
+// non-string: PostgreSQL text cannot store it, so no name, key or label can contain it.
 func asString(raw json.RawMessage) (string, bool) {
 	if jsonKind(raw) != '"' {
 		return "", false
 	}
 	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	if json.Unmarshal(raw, &s) != nil || strings.IndexByte(s, 0) >= 0 {
 		return "", false
 	}
 	return s, true

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/queen-go/queen/internal/broker"
@@ -61,6 +62,11 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request, req broker.PopReque
 	q := r.URL.Query()
 	if msg := s.popParams(q, &req); msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	if strings.ContainsRune(req.Queue+req.Partition+req.Group+req.Namespace+req.Task, 0) {
+		// Nothing can be named with U+0000 (see asString): there is nothing to deliver.
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	timeout := time.Duration(queryInt(q, "timeout", -1)) * time.Millisecond

@@ -93,7 +93,7 @@ BEGIN
 
     INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
                           producer_sub, created_at)
-    SELECT x.pid, x.pos, x.mid, p_keys[x.i + 1], p_payloads[x.i + 1]::jsonb, p_encrypted[x.i + 1],
+    SELECT x.pid, x.pos, x.mid, p_keys[x.i + 1], p_payloads[x.i + 1]::json, p_encrypted[x.i + 1],
            p_traces[x.i + 1], p_subs[x.i + 1], v_now
     FROM unnest(v_plan) x WHERE x.status = 'queued';
 

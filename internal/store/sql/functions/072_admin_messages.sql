@@ -1,10 +1,11 @@
 -- Messages (admin-api.md §2): listing, detail and removal.
 
--- Lists stored messages, newest first, with their state for every consumer, for queue mode,
--- and per named group. Each matching partition is walked backwards by position, which is the
--- createdAt order inside a partition (concepts.md §4.2), taking at most p_offset + p_limit
--- rows, so no index on createdAt is needed on the hot write path. has_queue_mode and
--- bus_groups describe the consumers of the queues in the page and repeat on every row.
+-- Lists stored messages created between p_from and p_to (default: the last hour), newest
+-- first, with their state for every consumer, for queue mode, and per named group. Each
+-- matching partition is walked backwards by position, which is the createdAt order inside a
+-- partition (concepts.md §4.2), taking at most p_offset + p_limit rows, so no index on
+-- createdAt is needed on the hot write path. has_queue_mode and bus_groups describe the
+-- consumers of the queues in the page and repeat on every row.
 CREATE OR REPLACE FUNCTION qg_list_messages(
     p_queue text, p_partition text, p_namespace text, p_task text, p_status text,
     p_from timestamptz, p_to timestamptz, p_limit integer, p_offset integer, p_now timestamptz)
@@ -26,7 +27,9 @@ LANGUAGE sql STABLE AS $$
             SELECT m.partition_id, m.position, m.id, m.transaction_id, m.trace_id, m.producer_sub,
                    m.created_at, qg_message_status(m.partition_id, m.position, m.id, NULL, p_now) AS status
             FROM messages m
-            WHERE m.partition_id = pt.id AND m.created_at >= p_from AND m.created_at <= p_to
+            WHERE m.partition_id = pt.id
+              AND m.created_at >= coalesce(p_from, coalesce(p_now, now()) - interval '1 hour')
+              AND m.created_at <= coalesce(p_to, p_now, now())
               AND (p_status IS NULL OR qg_message_status(m.partition_id, m.position, m.id, NULL, p_now) = p_status)
             ORDER BY m.position DESC
             LIMIT p_limit + p_offset) x

@@ -1,30 +1,32 @@
--- DLQ listing (admin-api.md §3) and trace records (admin-api.md §4). The paged listings return
--- the total on every row and one row with NULL columns when the page is empty, so the total
--- and the page come from one statement over one snapshot.
+-- DLQ listing (admin-api.md §3) and trace records (admin-api.md §4). Each paged listing has a
+-- companion count, sent with it in one batch.
 
--- DLQ entries matching every given filter (NULL = any), newest failedAt first.
+-- DLQ entries matching every given filter (NULL = any).
+CREATE OR REPLACE FUNCTION qg_dlq_matching(p_queue text, p_group text, p_partition text,
+    p_from timestamptz, p_to timestamptz)
+RETURNS SETOF dlq LANGUAGE sql STABLE AS $$
+    SELECT d.* FROM dlq d
+    WHERE (p_queue IS NULL OR d.queue_id = (SELECT q.id FROM queues q WHERE q.name = p_queue))
+      AND (p_group IS NULL OR d.consumer_group = p_group)
+      AND (p_partition IS NULL OR d.partition_name = p_partition)
+      AND (p_from IS NULL OR d.failed_at >= p_from)
+      AND (p_to IS NULL OR d.failed_at <= p_to);
+$$;
+
+-- A page of the matching DLQ entries, newest failedAt first.
 CREATE OR REPLACE FUNCTION qg_list_dlq(p_queue text, p_group text, p_partition text,
     p_from timestamptz, p_to timestamptz, p_limit integer, p_offset integer)
-RETURNS TABLE (total bigint, message_id text, transaction_id text, partition_id text, queue_name text,
+RETURNS TABLE (message_id text, transaction_id text, partition_id text, queue_name text,
                partition_name text, consumer_group text, error_message text, retry_count integer,
                payload text, encrypted boolean, trace_id text, producer_sub text,
                created_at timestamptz, failed_at timestamptz)
 LANGUAGE sql STABLE AS $$
-    WITH f AS MATERIALIZED (
-        SELECT d.* FROM dlq d
-        WHERE (p_queue IS NULL OR d.queue_id = (SELECT q.id FROM queues q WHERE q.name = p_queue))
-          AND (p_group IS NULL OR d.consumer_group = p_group)
-          AND (p_partition IS NULL OR d.partition_name = p_partition)
-          AND (p_from IS NULL OR d.failed_at >= p_from)
-          AND (p_to IS NULL OR d.failed_at <= p_to)
-    )
-    SELECT t.n, x.message_id::text, x.transaction_id, x.partition_id::text, x.queue_name, x.partition_name,
-           x.consumer_group, x.error_message, x.retry_count, x.payload::text, x.encrypted, x.trace_id::text,
-           x.producer_sub, x.created_at, x.failed_at
-    FROM (SELECT count(*) AS n FROM f) t
-    LEFT JOIN LATERAL (SELECT f.* FROM f ORDER BY f.failed_at DESC, f.id DESC
-                       LIMIT p_limit OFFSET p_offset) x ON true
-    ORDER BY x.failed_at DESC, x.id DESC;
+    SELECT d.message_id::text, d.transaction_id, d.partition_id::text, d.queue_name, d.partition_name,
+           d.consumer_group, d.error_message, d.retry_count, d.payload::text, d.encrypted, d.trace_id::text,
+           d.producer_sub, d.created_at, d.failed_at
+    FROM qg_dlq_matching(p_queue, p_group, p_partition, p_from, p_to) d
+    ORDER BY d.failed_at DESC, d.id DESC
+    LIMIT p_limit OFFSET p_offset;
 $$;
 
 -- Stores one trace record on a message, with its distinct names in the order given. Returns
@@ -66,41 +68,42 @@ $$;
 -- The trace records carrying one name, oldest first, with their message's payload (NULL when
 -- the message is gone) and where it lives.
 CREATE OR REPLACE FUNCTION qg_traces_by_name(p_name text, p_limit integer, p_offset integer)
-RETURNS TABLE (total bigint, id text, transaction_id text, partition_id text, event_type text,
-               data text, consumer_group text, worker_id text, created_at timestamptz,
-               queue_name text, partition_name text, payload text, encrypted boolean, trace_names text[])
+RETURNS TABLE (id text, transaction_id text, partition_id text, event_type text, data text,
+               consumer_group text, worker_id text, created_at timestamptz, queue_name text,
+               partition_name text, payload text, encrypted boolean, trace_names text[])
 LANGUAGE sql STABLE AS $$
-    SELECT (SELECT count(*) FROM trace_names n WHERE n.trace_name = p_name), x.*
-    FROM (SELECT 1) one
-    LEFT JOIN LATERAL (
-        SELECT t.id::text, t.transaction_id, t.partition_id::text, t.event_type, t.data::text,
-               t.consumer_group, t.worker_id, t.created_at, q.name, p.name, m.payload::text,
-               m.encrypted, t.trace_names
-        FROM trace_names n
-        JOIN traces t ON t.id = n.trace_id
-        LEFT JOIN partitions p ON p.id = t.partition_id
-        LEFT JOIN queues q ON q.id = p.queue_id
-        LEFT JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
-        WHERE n.trace_name = p_name
-        ORDER BY n.created_at, n.trace_id
-        LIMIT p_limit OFFSET p_offset) x ON true
-    ORDER BY x.created_at, x.id;
+    SELECT t.id::text, t.transaction_id, t.partition_id::text, t.event_type, t.data::text,
+           t.consumer_group, t.worker_id, t.created_at, q.name, p.name, m.payload::text,
+           coalesce(m.encrypted, false), t.trace_names
+    FROM trace_names n
+    JOIN traces t ON t.id = n.trace_id
+    LEFT JOIN partitions p ON p.id = t.partition_id
+    LEFT JOIN queues q ON q.id = p.queue_id
+    LEFT JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
+    WHERE n.trace_name = p_name
+    ORDER BY n.created_at, n.trace_id
+    LIMIT p_limit OFFSET p_offset;
+$$;
+
+-- How many trace records carry one name.
+CREATE OR REPLACE FUNCTION qg_trace_name_count(p_name text)
+RETURNS bigint LANGUAGE sql STABLE AS $$
+    SELECT count(*) FROM trace_names n WHERE n.trace_name = p_name;
 $$;
 
 -- Every trace name with its record and message counts, most recently seen first.
 CREATE OR REPLACE FUNCTION qg_trace_names(p_limit integer, p_offset integer)
-RETURNS TABLE (total bigint, trace_name text, trace_count bigint, message_count bigint,
-               last_seen timestamptz)
+RETURNS TABLE (trace_name text, trace_count bigint, message_count bigint, last_seen timestamptz)
 LANGUAGE sql STABLE AS $$
-    WITH g AS MATERIALIZED (
-        SELECT n.trace_name, count(*) AS trace_count,
-               count(DISTINCT (n.partition_id, n.transaction_id)) AS message_count,
-               max(n.created_at) AS last_seen
-        FROM trace_names n GROUP BY n.trace_name
-    )
-    SELECT (SELECT count(*) FROM g), x.*
-    FROM (SELECT 1) one
-    LEFT JOIN LATERAL (SELECT g.* FROM g ORDER BY g.last_seen DESC, g.trace_name
-                       LIMIT p_limit OFFSET p_offset) x ON true
-    ORDER BY x.last_seen DESC, x.trace_name;
+    SELECT n.trace_name, count(*), count(DISTINCT (n.partition_id, n.transaction_id)), max(n.created_at)
+    FROM trace_names n
+    GROUP BY n.trace_name
+    ORDER BY max(n.created_at) DESC, n.trace_name
+    LIMIT p_limit OFFSET p_offset;
+$$;
+
+-- How many distinct trace names exist.
+CREATE OR REPLACE FUNCTION qg_trace_name_total()
+RETURNS bigint LANGUAGE sql STABLE AS $$
+    SELECT count(DISTINCT n.trace_name) FROM trace_names n;
 $$;

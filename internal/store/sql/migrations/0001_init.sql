@@ -44,7 +44,9 @@ CREATE TABLE messages (
     position       bigint NOT NULL,
     id             uuid NOT NULL,
     transaction_id text NOT NULL,
-    payload        jsonb,
+    -- json, not jsonb: stored and returned as the producer wrote it (no re-encoding on either
+    -- path), and it accepts every JSON text, including \u0000 escapes jsonb rejects.
+    payload        json,
     trace_id       uuid,
     producer_sub   text,
     encrypted      boolean NOT NULL DEFAULT false,
@@ -103,7 +105,7 @@ CREATE TABLE dlq (
     transaction_id text NOT NULL,
     error_message  text NOT NULL,
     retry_count    integer NOT NULL,
-    payload        jsonb,
+    payload        json,
     trace_id       uuid,
     producer_sub   text,
     encrypted      boolean NOT NULL DEFAULT false,

@@ -1,0 +1,170 @@
+-- Consumer groups (admin-api.md §7): listings, deletion, subscription rewrite and seeks. Every
+-- write locks consumer rows in ascending (partition id, group) order, the order of every write
+-- path, and NOTIFYs the queues it touched so parked pops look again.
+
+-- One row per (group, queue) known from cursors or registrations, queue mode included.
+CREATE OR REPLACE FUNCTION qg_consumer_groups(p_now timestamptz)
+RETURNS TABLE (consumer_group text, queue_name text, members bigint, partitions_with_lag bigint,
+               total_lag bigint, max_time_lag bigint, ever_consumed boolean, subscription_mode text,
+               subscription_timestamp timestamptz, subscription_created_at timestamptz)
+LANGUAGE sql STABLE AS $$
+    WITH pairs AS (
+        SELECT c.consumer_group, c.queue_id, c.last_consumed_at, l.offset_lag, l.time_lag
+        FROM consumers c CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
+    ), groups AS (
+        SELECT c.consumer_group, c.queue_id FROM consumers c
+        UNION
+        SELECT s.consumer_group, s.queue_id FROM subscriptions s
+    )
+    SELECT g.consumer_group, q.name, count(pr.queue_id),
+           count(pr.queue_id) FILTER (WHERE pr.offset_lag > 0),
+           coalesce(sum(pr.offset_lag), 0)::bigint, coalesce(max(pr.time_lag), 0),
+           coalesce(bool_or(pr.last_consumed_at IS NOT NULL), false),
+           s.mode, s.subscription_timestamp, s.created_at
+    FROM groups g
+    JOIN queues q ON q.id = g.queue_id
+    LEFT JOIN pairs pr ON pr.consumer_group = g.consumer_group AND pr.queue_id = g.queue_id
+    LEFT JOIN subscriptions s ON s.queue_id = g.queue_id AND s.consumer_group = g.consumer_group
+    GROUP BY g.consumer_group, q.name, s.mode, s.subscription_timestamp, s.created_at
+    ORDER BY g.consumer_group, q.name;
+$$;
+
+-- Every (partition, group) pair whose time lag is at least p_min_lag seconds, most lagging
+-- first. lease_id is the live lease, NULL when none.
+CREATE OR REPLACE FUNCTION qg_lagging_pairs(p_min_lag bigint, p_now timestamptz)
+RETURNS TABLE (consumer_group text, queue_name text, partition_name text, partition_id text,
+               lease_id text, offset_lag bigint, time_lag bigint, oldest_at timestamptz,
+               last_consumed_at timestamptz)
+LANGUAGE sql STABLE AS $$
+    SELECT c.consumer_group, q.name, p.name, p.id::text,
+           CASE WHEN c.lease_expires_at > coalesce(p_now, now()) THEN c.lease_id::text END,
+           l.offset_lag, l.time_lag, l.oldest_at, c.last_consumed_at
+    FROM consumers c
+    JOIN partitions p ON p.id = c.partition_id
+    JOIN queues q ON q.id = c.queue_id
+    CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
+    WHERE l.time_lag >= p_min_lag
+    ORDER BY l.time_lag DESC, q.name, p.name, c.consumer_group;
+$$;
+
+-- The cursors of one group on every queue, by queue and partition name.
+CREATE OR REPLACE FUNCTION qg_consumer_group_detail(p_group text, p_now timestamptz)
+RETURNS TABLE (queue_name text, partition_name text, lease_id text, last_consumed_at timestamptz,
+               total_consumed bigint, offset_lag bigint, time_lag bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT q.name, p.name, CASE WHEN c.lease_expires_at > coalesce(p_now, now()) THEN c.lease_id::text END,
+           c.last_consumed_at, c.messages_consumed, l.offset_lag, l.time_lag
+    FROM consumers c
+    JOIN partitions p ON p.id = c.partition_id
+    JOIN queues q ON q.id = c.queue_id
+    CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
+    WHERE c.consumer_group = p_group
+    ORDER BY q.name, p.name;
+$$;
+
+-- Removes a group's consumer state (cursors, leases) on every queue, or on p_queue only, and
+-- with p_metadata its registrations. DLQ entries stay. Returns the consumer rows removed and
+-- the names of the queues touched.
+CREATE OR REPLACE FUNCTION qg_delete_consumer_group(p_group text, p_queue text, p_metadata boolean,
+    OUT deleted integer, OUT queue_names text[])
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_qid  uuid;
+    v_qids uuid[];
+BEGIN
+    IF p_queue IS NOT NULL THEN
+        SELECT q.id INTO v_qid FROM queues q WHERE q.name = p_queue;
+        IF NOT FOUND THEN
+            deleted := 0;
+            queue_names := '{}';
+            RETURN;
+        END IF;
+    END IF;
+    PERFORM 1 FROM consumers c
+    WHERE c.consumer_group = p_group AND (v_qid IS NULL OR c.queue_id = v_qid)
+    ORDER BY c.partition_id FOR UPDATE;
+    WITH d AS (DELETE FROM consumers c
+               WHERE c.consumer_group = p_group AND (v_qid IS NULL OR c.queue_id = v_qid)
+               RETURNING c.queue_id)
+    SELECT count(*), array_agg(DISTINCT d.queue_id) INTO deleted, v_qids FROM d;
+    IF p_metadata THEN
+        WITH d AS (DELETE FROM subscriptions s
+                   WHERE s.consumer_group = p_group AND (v_qid IS NULL OR s.queue_id = v_qid)
+                   RETURNING s.queue_id)
+        SELECT array_agg(DISTINCT x) INTO v_qids
+        FROM (SELECT unnest(v_qids) UNION SELECT d.queue_id FROM d) AS u (x);
+    END IF;
+    PERFORM qg_notify_queue(x) FROM unnest(v_qids) AS x;
+    queue_names := ARRAY(SELECT q.name FROM queues q WHERE q.id = ANY (v_qids) ORDER BY q.name);
+END $$;
+
+-- Rewrites a named group's subscription timestamp on every queue it is registered on (mode
+-- becomes timestamp); it applies where the group has no cursor yet (concepts.md §5.3).
+CREATE OR REPLACE FUNCTION qg_set_subscription_timestamp(p_group text, p_ts timestamptz,
+    OUT updated integer, OUT queue_names text[])
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_qids uuid[];
+BEGIN
+    WITH u AS (UPDATE subscriptions s SET mode = 'timestamp', subscription_timestamp = p_ts
+               WHERE s.consumer_group = p_group RETURNING s.queue_id)
+    SELECT count(*), array_agg(u.queue_id) INTO updated, v_qids FROM u;
+    PERFORM qg_notify_queue(x) FROM unnest(v_qids) AS x;
+    queue_names := ARRAY(SELECT q.name FROM queues q WHERE q.id = ANY (v_qids) ORDER BY q.name);
+END $$;
+
+-- Places a group's cursor on one partition, creating it where missing, and clears its lease,
+-- batch and retry state: a seek (admin-api.md §7). The cursor may move backwards.
+CREATE OR REPLACE FUNCTION qg_place_cursor(p_pid uuid, p_group text, p_qid uuid, p_cursor bigint)
+RETURNS void LANGUAGE sql AS $$
+    INSERT INTO consumers AS c (partition_id, consumer_group, queue_id, cursor)
+    VALUES (p_pid, p_group, p_qid, p_cursor)
+    ON CONFLICT (partition_id, consumer_group) DO UPDATE
+    SET cursor = EXCLUDED.cursor, lease_id = NULL, lease_expires_at = NULL, batch_end = NULL,
+        retry_count = 0, retry_not_before = NULL;
+$$;
+
+-- Seeks a group on every partition of a queue: to the end (p_ts NULL) or to the first message
+-- created at or after p_ts. Partitions are handled in ascending id order. Returns NULL when
+-- the queue does not exist, else the partitions updated.
+CREATE OR REPLACE FUNCTION qg_seek_queue(p_group text, p_queue text, p_ts timestamptz)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+    v_qid uuid;
+    v_p   record;
+    v_n   integer := 0;
+BEGIN
+    SELECT q.id INTO v_qid FROM queues q WHERE q.name = p_queue;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    FOR v_p IN SELECT p.id, p.last_position FROM partitions p WHERE p.queue_id = v_qid ORDER BY p.id LOOP
+        PERFORM qg_place_cursor(v_p.id, p_group, v_qid, CASE WHEN p_ts IS NULL THEN v_p.last_position
+            ELSE qg_initial_cursor(v_p.id, 'timestamp', p_ts, false) END);
+        v_n := v_n + 1;
+    END LOOP;
+    PERFORM qg_notify_queue(v_qid);
+    RETURN v_n;
+END $$;
+
+-- Seeks a group to the end of one partition. found is false when the queue or the partition
+-- does not exist; moved_to is the last stored message, NULL when the partition is empty.
+CREATE OR REPLACE FUNCTION qg_seek_partition(p_group text, p_queue text, p_partition text,
+    OUT found boolean, OUT moved_to text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_p record;
+BEGIN
+    SELECT p.id, p.queue_id, p.last_position INTO v_p
+    FROM partitions p JOIN queues q ON q.id = p.queue_id
+    WHERE q.name = p_queue AND p.name = p_partition;
+    found := FOUND;
+    IF NOT found THEN
+        RETURN;
+    END IF;
+    PERFORM qg_place_cursor(v_p.id, p_group, v_p.queue_id, v_p.last_position);
+    SELECT m.id::text INTO moved_to FROM messages m
+    WHERE m.partition_id = v_p.id AND m.position <= v_p.last_position
+    ORDER BY m.position DESC LIMIT 1;
+    PERFORM qg_notify_queue(v_p.queue_id);
+END $$;

@@ -1,0 +1,94 @@
+-- Dashboard time series (admin-api.md §6) from the per-minute metrics, the stats history and
+-- the retention history. $1 from, $2 to, $3 bucket size in minutes; only buckets with data
+-- are returned. Filters are NULL for any.
+
+-- Per instance and bucket. $4 hostname, $5 worker id.
+-- name: analytics_workers
+SELECT date_bin($3::integer * interval '1 minute', w.minute, timestamptz '2000-01-01') AS b,
+       w.hostname, w.worker_id, (array_agg(w.pid ORDER BY w.minute DESC))[1], count(*),
+       sum(w.requests)::bigint, sum(w.push_requests)::bigint, sum(w.pop_requests)::bigint,
+       sum(w.pop_empty)::bigint, sum(w.ack_requests)::bigint, sum(w.transactions)::bigint,
+       sum(w.push_messages)::bigint, sum(w.pop_messages)::bigint, sum(w.ack_messages)::bigint,
+       sum(w.ack_success)::bigint, sum(w.ack_failed)::bigint, sum(w.db_errors)::bigint, sum(w.dlq)::bigint,
+       sum(w.push_ms_sum), max(w.push_ms_max), sum(w.pop_ms_sum), max(w.pop_ms_max),
+       sum(w.ack_ms_sum), max(w.ack_ms_max), sum(w.txn_ms_sum), max(w.txn_ms_max),
+       sum(w.cpu_user_us)::bigint, sum(w.cpu_sys_us)::bigint, max(w.rss_bytes), max(w.pool_size),
+       max(w.pool_active), max(w.pool_idle), max(w.parked)
+FROM metrics_worker_minute w
+WHERE w.minute >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
+  AND w.minute <= $2 AND ($4::text IS NULL OR w.hostname = $4) AND ($5::text IS NULL OR w.worker_id = $5)
+GROUP BY 1, 2, 3
+ORDER BY 3, 2, 1
+
+-- Per queue and bucket, summed over instances. $4 queue.
+-- name: analytics_queues
+SELECT date_bin($3::integer * interval '1 minute', m.minute, timestamptz '2000-01-01') AS b, m.queue,
+       sum(m.push_requests)::bigint, sum(m.push_messages)::bigint, sum(m.pop_requests)::bigint,
+       sum(m.pop_messages)::bigint, sum(m.pop_empty)::bigint, sum(m.ack_requests)::bigint,
+       sum(m.ack_messages)::bigint, sum(m.ack_success)::bigint, sum(m.ack_failed)::bigint,
+       sum(m.transactions)::bigint, sum(m.dlq)::bigint,
+       coalesce(sum(m.lag_ms_sum) / nullif(sum(m.lag_count), 0), 0)::float8, max(m.lag_ms_max)
+FROM metrics_queue_minute m
+WHERE m.minute >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
+  AND m.minute <= $2 AND ($4::text IS NULL OR m.queue = $4)
+GROUP BY 1, 2
+ORDER BY 2, 1
+
+-- Parked long-poll pops per queue, instance and bucket (the largest sample). $4 queue.
+-- name: analytics_parked
+SELECT date_bin($3::integer * interval '1 minute', m.minute, timestamptz '2000-01-01') AS b, m.queue,
+       m.worker_id, max(m.parked)
+FROM metrics_queue_minute m
+WHERE m.minute >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
+  AND m.minute <= $2 AND ($4::text IS NULL OR m.queue = $4) AND m.parked > 0
+GROUP BY 1, 2, 3
+ORDER BY 2, 3, 1
+
+-- Consumer lag and depth per queue and bucket, from the stats history. $4 queue.
+-- name: analytics_queue_depth
+SELECT date_bin($3::integer * interval '1 minute', h.bucket, timestamptz '2000-01-01') AS b, h.queue_name,
+       max(h.time_lag_max), avg(h.pending)::float8, avg(h.processing)::float8
+FROM stats_history h
+WHERE h.scope = 'queue'
+  AND h.bucket >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
+  AND h.bucket <= $2 AND ($4::text IS NULL OR h.queue_name = $4)
+GROUP BY 1, 2
+ORDER BY 2, 1
+
+-- Retention and eviction runs between $1 and $2, newest first. $3 queue, $4 limit.
+-- name: analytics_retention
+SELECT h.run_id::text, h.run_at, h.queue_name, h.partition_name, h.kind, h.removed, h.unconsumed,
+       h.dead_lettered
+FROM retention_history h
+WHERE h.run_at >= $1 AND h.run_at <= $2 AND ($3::text IS NULL OR h.queue_name = $3)
+ORDER BY h.run_at DESC, h.queue_name, h.partition_name, h.kind
+LIMIT $4
+
+-- The same, summed per kind over the whole window.
+-- name: analytics_retention_totals
+SELECT h.kind, sum(h.removed)::bigint, sum(h.unconsumed)::bigint, sum(h.dead_lettered)::bigint
+FROM retention_history h
+WHERE h.run_at >= $1 AND h.run_at <= $2 AND ($3::text IS NULL OR h.queue_name = $3)
+GROUP BY h.kind
+ORDER BY h.kind
+
+-- Size and activity of this database.
+-- name: postgres_database
+SELECT current_database(), pg_database_size(current_database()), d.xact_commit, d.xact_rollback,
+       d.blks_hit, d.blks_read, d.deadlocks, d.temp_bytes, a.total, a.active, a.idle, a.idle_tx, a.waiting
+FROM pg_stat_database d
+CROSS JOIN (SELECT count(*) AS total, count(*) FILTER (WHERE s.state = 'active') AS active,
+                   count(*) FILTER (WHERE s.state = 'idle') AS idle,
+                   count(*) FILTER (WHERE s.state LIKE 'idle in transaction%') AS idle_tx,
+                   count(*) FILTER (WHERE s.wait_event_type = 'Lock') AS waiting
+            FROM pg_stat_activity s WHERE s.datname = current_database()) a
+WHERE d.datname = current_database()
+
+-- Size and activity of the tables of our schema, largest first.
+-- name: postgres_tables
+SELECT t.relname::text, t.n_live_tup, pg_total_relation_size(t.relid), pg_relation_size(t.relid),
+       pg_indexes_size(t.relid), coalesce(t.seq_scan, 0), coalesce(t.idx_scan, 0), t.n_dead_tup,
+       greatest(t.last_autovacuum, t.last_vacuum)
+FROM pg_stat_user_tables t
+WHERE t.schemaname = current_schema()
+ORDER BY pg_total_relation_size(t.relid) DESC, t.relname
