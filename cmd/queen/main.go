@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/config"
 	"github.com/queen-go/queen/internal/embeddedpg"
@@ -96,8 +97,16 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	go b.Listen(bg)
 
-	api := httpapi.New(b, httpapi.Config{DefaultBatch: cfg.DefaultBatchSize, DefaultTimeout: cfg.DefaultTimeout,
-		WorkerID: cfg.WorkerID, Version: version}, log)
+	apiCfg := httpapi.Config{DefaultBatch: cfg.DefaultBatchSize, DefaultTimeout: cfg.DefaultTimeout,
+		WorkerID: cfg.WorkerID, Version: version}
+	if cfg.JWTEnabled {
+		// A key source that cannot be used stops the broker here (operations.md §6.1).
+		if apiCfg.Auth, err = auth.New(auth.FromConfig(cfg)); err != nil {
+			return err
+		}
+		log.Info("authentication enabled", "algorithm", cfg.JWTAlgorithm)
+	}
+	api := httpapi.New(b, apiCfg, log)
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	srv := &http.Server{Addr: addr, Handler: api, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", addr)

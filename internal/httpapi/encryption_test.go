@@ -92,7 +92,7 @@ func TestEncryptionOptionWithoutKeyStoresPlainText(t *testing.T) {
 	b.configure(obj{"encryptionEnabled": true})
 	b.push("", obj{"payload": obj{"v": 1}})
 	stored, flags := storedPayloads(t, b.queue)
-	if len(stored) != 1 || flags[0] || stored[0] != `{"v": 1}` {
+	if len(stored) != 1 || flags[0] || stored[0] != `{"v":1}` {
 		t.Fatalf("stored %v %v", stored, flags)
 	}
 }

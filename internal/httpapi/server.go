@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/broker"
 )
 
@@ -16,6 +17,8 @@ type Config struct {
 	DefaultTimeout time.Duration // DEFAULT_TIMEOUT
 	WorkerID       string
 	Version        string
+	// Auth turns authentication on (JWT_ENABLED); nil leaves every route open.
+	Auth *auth.Verifier
 }
 
 // maxPopTimeout caps a long poll (data-api.md §3.1).
@@ -38,6 +41,9 @@ func New(b *broker.Broker, cfg Config, log *slog.Logger) http.Handler {
 	}
 	s := &Server{b: b, cfg: cfg, log: log}
 	r := NewRouter()
+	if cfg.Auth != nil {
+		r.Use(AuthMiddleware(cfg.Auth, log))
+	}
 	r.Handle(http.MethodGet, "/health", LevelPublic, s.health)
 	r.Handle(http.MethodPost, "/api/v1/configure", LevelReadWrite, s.configure)
 	r.Handle(http.MethodPost, "/api/v1/push", LevelReadWrite, s.push)
@@ -48,6 +54,7 @@ func New(b *broker.Broker, cfg Config, log *slog.Logger) http.Handler {
 	r.Handle(http.MethodPost, "/api/v1/ack/batch", LevelReadWrite, s.ackBatch)
 	r.Handle(http.MethodPost, "/api/v1/lease/:leaseId/extend", LevelReadWrite, s.extendLease)
 	r.Handle(http.MethodPost, "/api/v1/transaction", LevelReadWrite, s.transaction)
+	s.registerAdmin(r)
 	return r
 }
 

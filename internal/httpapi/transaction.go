@@ -39,7 +39,7 @@ type txnResultJSON struct {
 	DLQ              *bool            `json:"dlq,omitempty"`
 	AlreadyCommitted *bool            `json:"alreadyCommitted,omitempty"`
 	MessageID        string           `json:"messageId,omitempty"`
-	QueueName        string           `json:"queueName,omitempty"`
+	QueueName        *string          `json:"queueName,omitempty"` // on pushes, even for the queue ""
 	PartitionID      string           `json:"partitionId,omitempty"`
 	Duplicate        bool             `json:"duplicate,omitempty"`
 }
@@ -61,7 +61,7 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	out, err := s.b.Transaction(r.Context(), entries, required, nil)
+	out, err := s.b.Transaction(r.Context(), entries, required, producerSub(r))
 	if err != nil {
 		if !errors.Is(err, broker.ErrUnavailable) {
 			s.log.Error("transaction failed", "err", err)
@@ -82,7 +82,7 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) {
 			dlq, already := x.DLQ, x.AlreadyCommitted
 			e.Error, e.DLQ, e.AlreadyCommitted = &jsonNull, &dlq, &already
 		} else {
-			e.MessageID, e.QueueName, e.PartitionID, e.Duplicate = x.MessageID, x.Queue, x.PartitionID, x.Duplicate
+			e.MessageID, e.QueueName, e.PartitionID, e.Duplicate = x.MessageID, &x.Queue, x.PartitionID, x.Duplicate
 		}
 		res[i] = e
 	}

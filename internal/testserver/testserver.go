@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/encryption"
 	"github.com/queen-go/queen/internal/httpapi"
@@ -34,6 +35,12 @@ type Options struct {
 	PollInitial    time.Duration
 	PollMax        time.Duration
 	EncryptionKey  string // QUEEN_ENCRYPTION_KEY, 64 hex characters
+	// JWTSecret, when set, turns authentication on with HS256, this secret
+	// and the default claims, role names and skip paths.
+	JWTSecret string
+	// Auth, when set, turns authentication on with exactly this configuration
+	// (it wins over JWTSecret).
+	Auth *auth.Config
 }
 
 // Migrate applies the schema to dsn once, for TestMain.
@@ -72,8 +79,13 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Broker.Listen(ctx) }()
-	srv := httptest.NewServer(httpapi.New(s.Broker, httpapi.Config{DefaultTimeout: o.DefaultTimeout,
-		WorkerID: "test", Version: "test"}, log))
+	apiCfg := httpapi.Config{DefaultTimeout: o.DefaultTimeout, WorkerID: "test", Version: "test"}
+	if ac := authConfig(o); ac != nil {
+		if apiCfg.Auth, err = auth.New(*ac); err != nil {
+			t.Fatalf("auth: %v", err)
+		}
+	}
+	srv := httptest.NewServer(httpapi.New(s.Broker, apiCfg, log))
 	s.URL = srv.URL
 	t.Cleanup(func() {
 		hub.Close()
@@ -83,6 +95,17 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 		st.Close()
 	})
 	return s
+}
+
+// authConfig returns the authentication settings o asks for, nil for none.
+func authConfig(o Options) *auth.Config {
+	if o.Auth != nil {
+		return o.Auth
+	}
+	if o.JWTSecret == "" {
+		return nil
+	}
+	return &auth.Config{Algorithm: "HS256", Secret: o.JWTSecret, ClockSkew: 30 * time.Second, SkipPaths: auth.DefaultSkipPaths}
 }
 
 // Clock is a settable clock for tests: it starts at a given time and moves only when told.
