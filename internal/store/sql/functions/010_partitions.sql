@@ -1,13 +1,24 @@
+-- Serialises, per queue, partition creation and group registration: a partition created while
+-- a group registers would otherwise be missed both by the registration (not there yet) and by
+-- the pushes into it (they would not see the registration yet), leaving its work unlisted.
+CREATE OR REPLACE FUNCTION qg_lock_queue_groups(p_queue_ids uuid[]) RETURNS void LANGUAGE sql AS $$
+    SELECT pg_advisory_xact_lock(20807, hashtext(q::text))
+    FROM (SELECT DISTINCT q FROM unnest(p_queue_ids) AS u (q) ORDER BY q) s;
+$$;
+
 -- Queue and partition creation, done in its own short committed step before any ordered
 -- locking starts (spec concepts.md §4.2), so creating a partition never waits inside a writer.
 -- Rows are inserted in a fixed order so concurrent callers cannot deadlock on each other.
 CREATE OR REPLACE FUNCTION qg_ensure_partitions(p_queues text[], p_partitions text[])
-RETURNS void LANGUAGE sql AS $$
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
     INSERT INTO queues (id, name, namespace, task)
     SELECT gen_random_uuid(), s.q, split_part(s.q, '.', 1), split_part(s.q, '.', 2)
     FROM (SELECT DISTINCT q FROM unnest(p_queues) AS u (q)) s
     ORDER BY s.q
     ON CONFLICT (name) DO NOTHING;
+
+    PERFORM qg_lock_queue_groups(array_agg(q.id)) FROM queues q WHERE q.name = ANY (p_queues);
 
     INSERT INTO partitions (id, queue_id, name)
     SELECT gen_random_uuid(), q.id, x.p
@@ -15,7 +26,7 @@ RETURNS void LANGUAGE sql AS $$
     JOIN queues q ON q.name = x.q
     ORDER BY q.id, x.p
     ON CONFLICT (queue_id, name) DO NOTHING;
-$$;
+END $$;
 
 -- Resolves (queue name, partition name) pairs to partition ids, NULL where one does not exist.
 CREATE OR REPLACE FUNCTION qg_partition_ids(p_queues text[], p_partitions text[])

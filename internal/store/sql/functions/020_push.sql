@@ -24,11 +24,19 @@ DECLARE
     v_now  timestamptz;
     v_plan qg_push_plan[];
     v_bad  qg_push_plan;
+    v_held integer;
 BEGIN
     PERFORM 1 FROM queues q
     WHERE q.max_size > 0 AND q.id IN (SELECT p.queue_id FROM partitions p WHERE p.id = ANY (p_pids))
     ORDER BY q.id FOR NO KEY UPDATE;
     PERFORM 1 FROM partitions p WHERE p.id = ANY (p_pids) ORDER BY p.id FOR NO KEY UPDATE;
+    -- A partition deleted (queue deletion) after the caller resolved its id is simply not
+    -- locked; writing the rest would silently drop its items and return fewer results than
+    -- items. Report it missing instead: the caller recreates it and writes again.
+    GET DIAGNOSTICS v_held = ROW_COUNT;
+    IF v_held < (SELECT count(DISTINCT x) FROM unnest(p_pids) x) THEN
+        PERFORM qg_raise_missing_partitions();
+    END IF;
     v_now := coalesce(p_now, clock_timestamp());
 
     -- Each step is a window over the whole request (no self-joins), so the plan stays linear
@@ -100,6 +108,14 @@ BEGIN
     UPDATE partitions p SET last_position = c.top, last_message_at = v_now, last_activity_at = v_now
     FROM (SELECT x.pid, max(x.pos) AS top FROM unnest(v_plan) x WHERE x.status = 'queued' GROUP BY x.pid) c
     WHERE p.id = c.pid;
+
+    -- Every group registered on a written queue now has work in the partition (partition_work).
+    INSERT INTO partition_work (partition_id, consumer_group, queue_id, next_at)
+    SELECT w.pid, s.consumer_group, w.qid, v_now
+    FROM (SELECT DISTINCT x.pid, x.qid FROM unnest(v_plan) x WHERE x.status = 'queued') w
+    JOIN subscriptions s ON s.queue_id = w.qid
+    ORDER BY w.pid, s.consumer_group
+    ON CONFLICT DO NOTHING;
 
     PERFORM qg_notify_queue(s.qid)
     FROM (SELECT DISTINCT x.qid FROM unnest(v_plan) x WHERE x.status = 'queued') s;

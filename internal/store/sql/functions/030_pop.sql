@@ -16,33 +16,153 @@ RETURNS bigint LANGUAGE sql STABLE AS $$
     END;
 $$;
 
--- Registers a named group on each queue it has not popped before: records the subscription
--- and gives the group a cursor on every partition that exists now. Later pops change nothing.
+-- Lists in partition_work the pairs of p_group on these partitions that have messages after
+-- their cursor (no cursor yet: any message).
+CREATE OR REPLACE FUNCTION qg_track_work(p_partition_ids uuid[], p_group text) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO partition_work (partition_id, consumer_group, queue_id, next_at)
+    SELECT p.id, p_group, p.queue_id,
+           coalesce((SELECT m.created_at FROM messages m WHERE m.partition_id = p.id
+                     AND m.position > coalesce(c.cursor, 0) ORDER BY m.position LIMIT 1), '-infinity')
+    FROM partitions p
+    LEFT JOIN consumers c ON c.partition_id = p.id AND c.consumer_group = p_group
+    WHERE p.id = ANY (p_partition_ids) AND p.last_position > coalesce(c.cursor, 0)
+    ORDER BY p.id
+    ON CONFLICT DO NOTHING;
+$$;
+
+-- Registers a group on each queue it has not popped before (concepts.md §5.3; queue mode too,
+-- always as mode all): records the subscription, gives a named group a cursor on every
+-- partition that exists now, and lists the pairs with work. Later pops change nothing. The
+-- partitions are share-locked so that no push commits between reading their last position
+-- and the registration becoming visible to writers.
 CREATE OR REPLACE FUNCTION qg_register(
     p_queue_ids uuid[], p_group text, p_mode text, p_ts timestamptz, p_now timestamptz)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
-    v_qid uuid;
+    v_qids uuid[];
+    v_pids uuid[];
 BEGIN
-    FOREACH v_qid IN ARRAY p_queue_ids LOOP
-        CONTINUE WHEN EXISTS (SELECT 1 FROM subscriptions s
-                              WHERE s.queue_id = v_qid AND s.consumer_group = p_group);
+    SELECT array_agg(q ORDER BY q) INTO v_qids FROM unnest(p_queue_ids) AS u (q)
+    WHERE NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.queue_id = u.q AND s.consumer_group = p_group);
+    IF v_qids IS NULL THEN
+        RETURN;
+    END IF;
+    PERFORM qg_lock_queue_groups(v_qids);
+    WITH added AS (
         INSERT INTO subscriptions (queue_id, consumer_group, mode, subscription_timestamp, created_at)
-        VALUES (v_qid, p_group, p_mode,
-                CASE p_mode WHEN 'new' THEN p_now WHEN 'timestamp' THEN p_ts END, p_now)
-        ON CONFLICT DO NOTHING;
-        CONTINUE WHEN NOT FOUND;
+        SELECT q, p_group, p_mode, CASE p_mode WHEN 'new' THEN p_now WHEN 'timestamp' THEN p_ts END, p_now
+        FROM unnest(v_qids) AS u (q)
+        ON CONFLICT DO NOTHING
+        RETURNING queue_id)
+    SELECT array_agg(p.id ORDER BY p.id) INTO v_pids
+    FROM partitions p WHERE p.queue_id IN (SELECT queue_id FROM added);
+    IF v_pids IS NULL THEN
+        RETURN;
+    END IF;
+    PERFORM 1 FROM partitions p WHERE p.id = ANY (v_pids) ORDER BY p.id FOR SHARE;
+    IF p_group <> '__QUEUE_MODE__' THEN
         INSERT INTO consumers (partition_id, consumer_group, queue_id, cursor)
         SELECT p.id, p_group, p.queue_id, qg_initial_cursor(p.id, p_mode, p_ts, true)
-        FROM partitions p WHERE p.queue_id = v_qid ORDER BY p.id
+        FROM partitions p WHERE p.id = ANY (v_pids) ORDER BY p.id
         ON CONFLICT DO NOTHING;
-    END LOOP;
+    END IF;
+    PERFORM qg_track_work(v_pids, p_group);
 END $$;
 
--- A pop (concepts.md §6): claims up to p_max_partitions deliverable partitions of the matched
--- queues for p_group, oldest next message first (higher priority queues first), sharing a
--- budget of p_batch messages, and leases them under p_lease_id (or consumes them at once with
--- p_auto_ack). Contested partitions are skipped, never waited for.
+-- Claims one pair for a pop: the consumer row is taken only if nobody holds it and the pair is
+-- deliverable (concepts.md §6.1); then the visible messages after the cursor, up to p_budget,
+-- are leased under p_lease_id or consumed at once (p_auto_ack). A pair found with nothing left
+-- leaves the work index. Returns the delivered messages (none: not claimed).
+CREATE OR REPLACE FUNCTION qg_claim(
+    p_partition_id uuid, p_group text, p_budget integer, p_auto_ack boolean, p_lease_id uuid,
+    p_now timestamptz)
+RETURNS SETOF qg_popped LANGUAGE plpgsql AS $$
+DECLARE
+    v_c    consumers%ROWTYPE;
+    v_p    record;
+    v_n    integer;
+    v_last bigint;
+    v_next timestamptz;
+    v_top  bigint;
+BEGIN
+    SELECT p.name AS pname, q.id AS qid, q.name AS qname, q.lease_time, q.delayed_processing,
+           q.window_buffer, p.last_message_at, s.mode, s.subscription_timestamp AS ts
+    INTO v_p
+    FROM partitions p JOIN queues q ON q.id = p.queue_id
+    LEFT JOIN subscriptions s ON s.queue_id = q.id AND s.consumer_group = p_group
+    WHERE p.id = p_partition_id;
+    IF v_p.window_buffer > 0 AND v_p.last_message_at > p_now - v_p.window_buffer * interval '1 second' THEN
+        RETURN;
+    END IF;
+    -- A group's first claim of a partition gives it its cursor there, placed by its
+    -- subscription (concepts.md §5.3).
+    INSERT INTO consumers (partition_id, consumer_group, queue_id, cursor)
+    SELECT p_partition_id, p_group, v_p.qid, qg_initial_cursor(p_partition_id, coalesce(v_p.mode, 'all'), v_p.ts, false)
+    WHERE NOT EXISTS (SELECT 1 FROM consumers c WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group)
+    ON CONFLICT DO NOTHING;
+    SELECT * INTO v_c FROM consumers c
+    WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group
+      AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= p_now)
+      AND (c.retry_not_before IS NULL OR c.retry_not_before <= p_now)
+    FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN; -- leased, delayed, or another pop has it
+    END IF;
+
+    -- The visible messages after the cursor, up to the budget, stopping at the first one not
+    -- visible yet (§6.1): after a clock step back a later message may look older, and it must
+    -- not overtake the delayed one.
+    SELECT count(*), max(s.position) INTO v_n, v_last FROM (
+        SELECT m.position,
+               bool_and(m.created_at <= p_now - v_p.delayed_processing * interval '1 second')
+                   OVER (ORDER BY m.position) AS visible
+        FROM messages m
+        WHERE m.partition_id = p_partition_id AND m.position > v_c.cursor
+        ORDER BY m.position LIMIT p_budget) s
+    WHERE s.visible;
+    IF v_n = 0 THEN
+        -- Nothing visible. Leave the work index only if nothing is left at all, checked under a
+        -- share lock no writer holds (a writer still committing keeps the pair listed).
+        SELECT p.last_position INTO v_top FROM partitions p WHERE p.id = p_partition_id FOR SHARE SKIP LOCKED;
+        IF v_top IS NOT NULL AND v_c.cursor >= v_top THEN
+            DELETE FROM partition_work w WHERE w.partition_id = p_partition_id AND w.consumer_group = p_group;
+        END IF;
+        RETURN;
+    END IF;
+
+    IF p_auto_ack THEN
+        UPDATE consumers c SET cursor = v_last, lease_id = NULL, lease_expires_at = NULL,
+            batch_end = NULL, retry_count = 0, retry_not_before = NULL,
+            messages_consumed = c.messages_consumed + v_n,
+            batches_consumed = c.batches_consumed + 1, last_consumed_at = p_now
+        WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
+    ELSE
+        UPDATE consumers c SET lease_id = p_lease_id,
+            lease_expires_at = p_now + CASE v_p.lease_time WHEN 0 THEN 60 ELSE v_p.lease_time END
+                                       * interval '1 second',
+            batch_end = v_last
+        WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
+    END IF;
+    -- Reorder the pair in the work index by the message after this batch, if any.
+    SELECT m.created_at INTO v_next FROM messages m
+    WHERE m.partition_id = p_partition_id AND m.position > v_last ORDER BY m.position LIMIT 1;
+    IF v_next IS NOT NULL THEN
+        UPDATE partition_work w SET next_at = v_next
+        WHERE w.partition_id = p_partition_id AND w.consumer_group = p_group;
+    END IF;
+
+    RETURN QUERY
+    SELECT m.id, m.transaction_id, m.trace_id, m.payload::text, m.producer_sub, m.created_at,
+           m.partition_id, v_p.pname, v_p.qname, v_c.retry_count, m.encrypted
+    FROM messages m
+    WHERE m.partition_id = p_partition_id AND m.position > v_c.cursor AND m.position <= v_last
+    ORDER BY m.position;
+END $$;
+
+-- A pop (concepts.md §6): walks the work index of the matched queues for p_group, oldest next
+-- message first (higher-priority queues first), and claims up to p_max_partitions pairs,
+-- sharing a budget of p_batch messages. Contested pairs are skipped, never waited for; the
+-- walk stops as soon as the pop is served, so its cost follows the work, not the partitions.
 CREATE OR REPLACE FUNCTION qg_pop(
     p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
     p_batch integer, p_max_partitions integer, p_auto_ack boolean, p_lease_id uuid,
@@ -51,102 +171,48 @@ RETURNS SETOF qg_popped LANGUAGE plpgsql AS $$
 DECLARE
     v_now     timestamptz := coalesce(p_now, clock_timestamp());
     v_qids    uuid[];
-    v_cand    record;
-    v_c       consumers%ROWTYPE;
-    v_mode    text;
-    v_ts      timestamptz;
+    v_delay   integer;
+    v_pid     uuid;
+    v_cur     refcursor;
     v_budget  integer := p_batch;
     v_claimed integer := 0;
     v_n       integer;
-    v_last    bigint;
 BEGIN
-    SELECT array_agg(q.id) INTO v_qids FROM queues q
+    SELECT array_agg(q.id ORDER BY q.id), min(q.delayed_processing) INTO v_qids, v_delay FROM queues q
     WHERE (p_queue IS NULL OR q.name = p_queue)
       AND (p_namespace IS NULL OR q.namespace = p_namespace)
       AND (p_task IS NULL OR q.task = p_task);
     IF v_qids IS NULL THEN
         RETURN;
     END IF;
-    IF p_group <> '__QUEUE_MODE__' THEN
-        PERFORM qg_register(v_qids, p_group, p_sub_mode, p_sub_ts, v_now);
+    PERFORM qg_register(v_qids, p_group, CASE WHEN p_group = '__QUEUE_MODE__' THEN 'all' ELSE p_sub_mode END,
+                        p_sub_ts, v_now);
+
+    IF p_partition IS NOT NULL THEN
+        OPEN v_cur FOR SELECT w.partition_id FROM partition_work w JOIN partitions p ON p.id = w.partition_id
+            WHERE p.queue_id = v_qids[1] AND p.name = p_partition AND w.consumer_group = p_group;
+    ELSIF cardinality(v_qids) = 1 THEN
+        OPEN v_cur FOR SELECT w.partition_id FROM partition_work w
+            WHERE w.queue_id = v_qids[1] AND w.consumer_group = p_group
+              AND w.next_at <= v_now - v_delay * interval '1 second'
+            ORDER BY w.next_at;
+    ELSE
+        OPEN v_cur FOR SELECT w.partition_id FROM partition_work w JOIN queues q ON q.id = w.queue_id
+            WHERE w.queue_id = ANY (v_qids) AND w.consumer_group = p_group
+              AND w.next_at <= v_now - q.delayed_processing * interval '1 second'
+            ORDER BY q.priority DESC, w.next_at;
     END IF;
-
-    FOR v_cand IN
-        SELECT p.id AS pid, p.queue_id AS qid, p.name AS pname, q.name AS qname,
-               q.lease_time, q.delayed_processing, c.partition_id IS NOT NULL AS has_state
-        FROM partitions p
-        JOIN queues q ON q.id = p.queue_id
-        LEFT JOIN consumers c ON c.partition_id = p.id AND c.consumer_group = p_group
-        CROSS JOIN LATERAL (SELECT m.created_at FROM messages m
-                            WHERE m.partition_id = p.id AND m.position > coalesce(c.cursor, 0)
-                            ORDER BY m.position LIMIT 1) nm
-        WHERE p.queue_id = ANY (v_qids)
-          AND (p_partition IS NULL OR p.name = p_partition)
-          AND p.last_position > coalesce(c.cursor, 0)
-          AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
-          AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now)
-          AND (q.window_buffer = 0 OR p.last_message_at <= v_now - q.window_buffer * interval '1 second')
-          AND nm.created_at <= v_now - q.delayed_processing * interval '1 second'
-        ORDER BY q.priority DESC, nm.created_at, p.id
     LOOP
-        EXIT WHEN v_budget <= 0 OR v_claimed >= p_max_partitions;
-        IF NOT v_cand.has_state THEN
-            v_mode := 'all';
-            v_ts := NULL;
-            IF p_group <> '__QUEUE_MODE__' THEN
-                SELECT s.mode, s.subscription_timestamp INTO v_mode, v_ts FROM subscriptions s
-                WHERE s.queue_id = v_cand.qid AND s.consumer_group = p_group;
-            END IF;
-            INSERT INTO consumers (partition_id, consumer_group, queue_id, cursor)
-            VALUES (v_cand.pid, p_group, v_cand.qid,
-                    qg_initial_cursor(v_cand.pid, coalesce(v_mode, 'all'), v_ts, false))
-            ON CONFLICT DO NOTHING;
+        FETCH v_cur INTO v_pid;
+        EXIT WHEN NOT FOUND OR v_budget <= 0 OR v_claimed >= p_max_partitions;
+        RETURN QUERY SELECT * FROM qg_claim(v_pid, p_group, v_budget, p_auto_ack, p_lease_id, v_now);
+        GET DIAGNOSTICS v_n = ROW_COUNT;
+        IF v_n > 0 THEN
+            v_budget := v_budget - v_n;
+            v_claimed := v_claimed + 1;
         END IF;
-
-        SELECT * INTO v_c FROM consumers c
-        WHERE c.partition_id = v_cand.pid AND c.consumer_group = p_group
-        FOR UPDATE SKIP LOCKED;
-        CONTINUE WHEN NOT FOUND;
-        -- Re-check under the lock: another pop may have claimed it since the candidate scan.
-        CONTINUE WHEN v_c.lease_expires_at > v_now OR v_c.retry_not_before > v_now;
-
-        -- The visible messages after the cursor, up to the budget, stopping at the first one not
-        -- visible yet (§6.1): after a clock step back a later message may look older, and it
-        -- must not overtake the delayed one.
-        SELECT count(*), max(s.position) INTO v_n, v_last FROM (
-            SELECT m.position,
-                   bool_and(m.created_at <= v_now - v_cand.delayed_processing * interval '1 second')
-                       OVER (ORDER BY m.position) AS visible
-            FROM messages m
-            WHERE m.partition_id = v_cand.pid AND m.position > v_c.cursor
-            ORDER BY m.position LIMIT v_budget) s
-        WHERE s.visible;
-        CONTINUE WHEN v_n = 0;
-
-        IF p_auto_ack THEN
-            UPDATE consumers c SET cursor = v_last, lease_id = NULL, lease_expires_at = NULL,
-                batch_end = NULL, retry_count = 0, retry_not_before = NULL,
-                messages_consumed = c.messages_consumed + v_n,
-                batches_consumed = c.batches_consumed + 1, last_consumed_at = v_now
-            WHERE c.partition_id = v_cand.pid AND c.consumer_group = p_group;
-        ELSE
-            UPDATE consumers c SET lease_id = p_lease_id,
-                lease_expires_at = v_now + CASE v_cand.lease_time WHEN 0 THEN 60 ELSE v_cand.lease_time END
-                                           * interval '1 second',
-                batch_end = v_last
-            WHERE c.partition_id = v_cand.pid AND c.consumer_group = p_group;
-        END IF;
-
-        RETURN QUERY
-        SELECT m.id, m.transaction_id, m.trace_id, m.payload::text, m.producer_sub, m.created_at,
-               m.partition_id, v_cand.pname, v_cand.qname, v_c.retry_count, m.encrypted
-        FROM messages m
-        WHERE m.partition_id = v_cand.pid AND m.position > v_c.cursor AND m.position <= v_last
-        ORDER BY m.position;
-
-        v_budget := v_budget - v_n;
-        v_claimed := v_claimed + 1;
     END LOOP;
+    CLOSE v_cur;
 END $$;
 
 -- Extends a live lease on every pair that holds it (concepts.md §7). Returns the earliest

@@ -33,9 +33,17 @@ BEGIN
         updated_at = now()
     RETURNING q.id INTO queue_id;
 
-    INSERT INTO partitions (id, queue_id, name) VALUES (gen_random_uuid(), queue_id, 'Default')
-    ON CONFLICT ON CONSTRAINT partitions_queue_id_name_key DO NOTHING;
     SELECT p.id INTO partition_id FROM partitions p WHERE p.queue_id = qg_configure.queue_id AND p.name = 'Default';
+    IF partition_id IS NULL THEN
+        PERFORM qg_lock_queue_groups(ARRAY[queue_id]);
+        INSERT INTO partitions (id, queue_id, name) VALUES (gen_random_uuid(), queue_id, 'Default')
+        ON CONFLICT ON CONSTRAINT partitions_queue_id_name_key DO NOTHING
+        RETURNING id INTO partition_id;
+        IF partition_id IS NULL THEN -- created meanwhile by a push
+            SELECT p.id INTO partition_id FROM partitions p
+            WHERE p.queue_id = qg_configure.queue_id AND p.name = 'Default';
+        END IF;
+    END IF;
     -- A changed configuration can make partitions deliverable (e.g. a shorter windowBuffer).
     PERFORM qg_notify_queue(queue_id);
 END $$;

@@ -84,7 +84,24 @@ CREATE TABLE consumers (
 CREATE INDEX consumers_lease ON consumers (lease_id) WHERE lease_id IS NOT NULL;
 CREATE INDEX consumers_queue_group ON consumers (queue_id, consumer_group);
 
--- Named groups' registrations (concepts.md §5.3).
+-- The (partition, group) pairs of registered groups that may have messages after their cursor:
+-- the index a pop walks instead of scanning every partition of a queue, so discovery costs
+-- O(partitions with work). A push adds a pair per registered group for each partition it wrote
+-- (ON CONFLICT DO NOTHING: no lock on consumer rows, so lock order is unaffected); a pop removes
+-- a pair only when, under a share lock on the partition row that no writer holds, its cursor
+-- has reached the last position. A row may be stale (nothing left): pops clear those as they
+-- meet them. next_at orders the walk: roughly the creation time of the pair's next message.
+CREATE TABLE partition_work (
+    partition_id   uuid NOT NULL REFERENCES partitions (id) ON DELETE CASCADE,
+    consumer_group text NOT NULL,
+    queue_id       uuid NOT NULL,
+    next_at        timestamptz NOT NULL,
+    PRIMARY KEY (partition_id, consumer_group)
+);
+CREATE INDEX partition_work_order ON partition_work (queue_id, consumer_group, next_at);
+
+-- Groups registered on a queue (concepts.md §5.3). Queue mode registers too, always as mode
+-- all, so that pushes know which groups to list in partition_work.
 CREATE TABLE subscriptions (
     queue_id               uuid NOT NULL REFERENCES queues (id) ON DELETE CASCADE,
     consumer_group         text NOT NULL,
