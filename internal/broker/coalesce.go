@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -91,6 +92,9 @@ func (c *coalescer) flush(jobs []*pushJob) {
 		all = append(all, j.items...)
 	}
 	res, err := c.write(ctx, all)
+	if err == nil && len(res) != len(all) {
+		err = fmt.Errorf("push returned %d results for %d items", len(res), len(all))
+	}
 	switch {
 	case err == nil:
 		for _, j := range jobs {
