@@ -31,10 +31,10 @@ type PopResult struct {
 	Claimed  int // partitions that delivered messages
 }
 
-// Pop claims deliverable messages, parking (without a database connection) until the
+// pop claims deliverable messages, parking (without a database connection) until the
 // deadline when wait is set and nothing is deliverable. A database failure on the first
 // attempt is returned; later ones only make the pop keep waiting.
-func (b *Broker) Pop(ctx context.Context, r PopRequest) (PopResult, error) {
+func (b *Broker) pop(ctx context.Context, r PopRequest) (PopResult, error) {
 	sr := b.storeRequest(r)
 	res := PopResult{Group: sr.Group}
 	if !r.AutoAck {
@@ -93,13 +93,14 @@ func (b *Broker) storeRequest(r PopRequest) store.PopRequest {
 	}
 	var from *time.Time
 	switch {
-	case r.SubscriptionFrom == "now":
-		mode = "new"
-	case r.SubscriptionFrom != "":
+	case r.SubscriptionFrom != "" && r.SubscriptionFrom != "now": // subscriptionFrom wins
 		mode, from = "timestamp", r.From
-	case mode == "new-only":
-		mode = "new"
-	case mode == "":
+	case r.SubscriptionFrom == "now", mode == "new", mode == "new-only":
+		// "New" means messages written after this pop arrived, even when the queue or its
+		// partitions only appear later (a parked pop registers on the attempt that finds them).
+		arrival := b.store.Now()
+		mode, from = "new", &arrival
+	default:
 		mode = "all"
 	}
 	parts := r.Partitions

@@ -1,15 +1,15 @@
 -- Where a group's cursor starts on a partition it has no state on yet (concepts.md §5.3).
--- p_mode: 'all' (also queue mode), 'new' (p_at_registration: after the current last message,
--- otherwise from the first), 'timestamp' (before the first message created at or after p_ts).
+-- p_mode: 'all' (also queue mode); 'timestamp': before the first message created at or after
+-- p_ts; 'new': at registration, after every message created up to p_ts (the registering pop's
+-- arrival), and on partitions met later, from the first.
 CREATE OR REPLACE FUNCTION qg_initial_cursor(
     p_partition_id uuid, p_mode text, p_ts timestamptz, p_at_registration boolean)
 RETURNS bigint LANGUAGE sql STABLE AS $$
     SELECT CASE
-        WHEN p_mode = 'new' AND p_at_registration THEN
-            (SELECT p.last_position FROM partitions p WHERE p.id = p_partition_id)
-        WHEN p_mode = 'timestamp' THEN
+        WHEN p_mode = 'timestamp' OR (p_mode = 'new' AND p_at_registration) THEN
             coalesce((SELECT m.position - 1 FROM messages m
-                      WHERE m.partition_id = p_partition_id AND m.created_at >= p_ts
+                      WHERE m.partition_id = p_partition_id
+                        AND (m.created_at > p_ts OR (p_mode = 'timestamp' AND m.created_at = p_ts))
                       ORDER BY m.position LIMIT 1),
                      (SELECT p.last_position FROM partitions p WHERE p.id = p_partition_id))
         ELSE 0
@@ -50,7 +50,7 @@ BEGIN
     PERFORM qg_lock_queue_groups(v_qids);
     WITH added AS (
         INSERT INTO subscriptions (queue_id, consumer_group, mode, subscription_timestamp, created_at)
-        SELECT q, p_group, p_mode, CASE p_mode WHEN 'new' THEN p_now WHEN 'timestamp' THEN p_ts END, p_now
+        SELECT q, p_group, p_mode, CASE WHEN p_mode <> 'all' THEN p_ts END, p_now
         FROM unnest(v_qids) AS u (q)
         ON CONFLICT DO NOTHING
         RETURNING queue_id)

@@ -1,0 +1,35 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/queen-go/queen/internal/testserver"
+)
+
+// A named group parked with subscriptionMode=new before its queue exists registers on the
+// attempt that finds the queue; "new" still means after the pop arrived, so the message that
+// created the queue (and woke the pop) is delivered, not skipped.
+func TestSubscriptionNewParkedBeforeQueueExists(t *testing.T) {
+	b := setup(t, testserver.Options{})
+	type answer struct {
+		code int
+		body []byte
+	}
+	got := make(chan answer, 1)
+	go func() {
+		code, body := doURL(t, "GET", b.srv.URL+"/api/v1/pop/queue/"+b.queue+
+			"?consumerGroup=g&subscriptionMode=new&wait=true&timeout=5000", nil)
+		got <- answer{code, body}
+	}()
+	time.Sleep(200 * time.Millisecond) // let the pop park
+	b.push("", obj{"payload": obj{"n": 1}, "transactionId": "first"})
+	a := <-got
+	if a.code != http.StatusOK {
+		t.Fatalf("parked pop: %d %s", a.code, a.body)
+	}
+	if p := decode[popped](t, a.body); len(p.Messages) != 1 || p.Messages[0].TransactionID != "first" {
+		t.Fatalf("parked pop got %s", a.body)
+	}
+}
