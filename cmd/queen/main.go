@@ -90,15 +90,17 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		}
 	}
 	hub := waiter.NewHub()
+	rec, jobs := background(cfg, st, hub, log)
 	b := broker.New(st, hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
-		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval, EncryptionKey: key}, log)
+		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval, EncryptionKey: key,
+		Recorder: rec}, log)
 	if key == nil {
 		b.WarnPlaintextQueues(ctx)
 	}
 	go b.Listen(bg)
 
 	apiCfg := httpapi.Config{DefaultBatch: cfg.DefaultBatchSize, DefaultTimeout: cfg.DefaultTimeout,
-		WorkerID: cfg.WorkerID, Version: version}
+		WorkerID: cfg.WorkerID, Version: version, Metrics: rec, Jobs: jobs}
 	if cfg.JWTEnabled {
 		// A key source that cannot be used stops the broker here (operations.md §6.1).
 		if apiCfg.Auth, err = auth.New(auth.FromConfig(cfg)); err != nil {
@@ -116,6 +118,8 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	log.Info("queen-go listening", "addr", ln.Addr().String(), "version", version, "schema", cfg.DBSchema)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	stopBackground := startBackground(bg, rec, jobs)
+	defer stopBackground()
 
 	select {
 	case err := <-errc:

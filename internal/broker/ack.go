@@ -22,9 +22,9 @@ func NormalizeStatus(status *string) string {
 	return store.AckFailed
 }
 
-// Ack evaluates and applies acknowledgements in one transaction. Items must carry
+// ack evaluates and applies acknowledgements in one transaction. Items must carry
 // normalised statuses and a group.
-func (b *Broker) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) {
+func (b *Broker) ack(ctx context.Context, items []AckItem) ([]AckResult, error) {
 	canon := make([]AckItem, len(items))
 	for i, it := range items {
 		canon[i] = canonicalAck(it)

@@ -49,6 +49,8 @@ type Config struct {
 	// while all are busy are coalesced into the next call of at most PushCallItems items
 	// (default 1000). See coalescer.
 	PushCalls, PushCallItems int
+	// Recorder counts operations for the metrics; nil records nothing.
+	Recorder Recorder
 }
 
 // Broker is the domain layer. Safe for concurrent use.
@@ -78,6 +80,9 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 	}
 	if cfg.PushCalls <= 0 {
 		cfg.PushCalls = 8
+	}
+	if cfg.Recorder == nil {
+		cfg.Recorder = nopRecorder{}
 	}
 	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey},
 		pushes: &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute}}

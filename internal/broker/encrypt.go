@@ -91,23 +91,29 @@ func (s *sealer) forget(queue string) {
 	s.mu.Unlock()
 }
 
-// open decrypts the delivered messages that are flagged encrypted. Without the right key the
-// envelope is returned as stored and a warning logged (concepts.md §12).
+// open decrypts the delivered messages that are flagged encrypted.
 func (b *Broker) open(msgs []Message) {
 	for i := range msgs {
 		m := &msgs[i]
-		if !m.Encrypted {
-			continue
-		}
-		if b.sealer.key == nil {
-			b.log.Warn("encrypted message delivered as stored: no QUEEN_ENCRYPTION_KEY loaded", "message", m.ID)
-			continue
-		}
-		plain, err := b.sealer.key.Open(m.Payload)
-		if err != nil {
-			b.log.Warn("encrypted message delivered as stored: cannot decrypt", "message", m.ID, "err", err)
-			continue
-		}
-		m.Payload = plain
+		m.Payload = b.openPayload(m.ID, m.Payload, m.Encrypted)
 	}
+}
+
+// openPayload returns payload decrypted when it is flagged encrypted (pops, message detail,
+// DLQ entries, traces by name). Without the right key the envelope is returned as stored and
+// a warning logged (concepts.md §12).
+func (b *Broker) openPayload(messageID string, payload []byte, encrypted bool) []byte {
+	if !encrypted {
+		return payload
+	}
+	if b.sealer.key == nil {
+		b.log.Warn("encrypted message delivered as stored: no QUEEN_ENCRYPTION_KEY loaded", "message", messageID)
+		return payload
+	}
+	plain, err := b.sealer.key.Open(payload)
+	if err != nil {
+		b.log.Warn("encrypted message delivered as stored: cannot decrypt", "message", messageID, "err", err)
+		return payload
+	}
+	return plain
 }

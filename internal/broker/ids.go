@@ -30,3 +30,13 @@ func LeaseRef(s string) string {
 	}
 	return noLease
 }
+
+// requiredLeaseRef turns one requiredLeases entry of a transaction into what the store
+// compares. Every entry names a lease, so unlike LeaseRef an empty one is not "none": like any
+// value that is not a UUID it is a lease nobody holds (transaction.md §4).
+func requiredLeaseRef(s string) string {
+	if c := CanonicalUUID(s); c != "" {
+		return c
+	}
+	return noLease
+}

@@ -20,8 +20,8 @@ type PushOutcome struct {
 	TransactionID string
 }
 
-// Push writes items in one transaction and wakes parked pops of the written queues.
-func (b *Broker) Push(ctx context.Context, items []PushItem, producerSub *string) ([]PushOutcome, error) {
+// push writes items in one transaction and wakes parked pops of the written queues.
+func (b *Broker) push(ctx context.Context, items []PushItem, producerSub *string) ([]PushOutcome, error) {
 	rows := make([]store.PushItem, len(items))
 	ptrs := make([]*store.PushItem, len(items))
 	for i, it := range items {

@@ -30,9 +30,9 @@ type TxnResult struct {
 	TransactionID string
 }
 
-// Transaction applies the entries in one database transaction (transaction.md §3). A
+// transaction applies the entries in one database transaction (transaction.md §3). A
 // rollback is a normal outcome; the error is for an unusable database.
-func (b *Broker) Transaction(ctx context.Context, entries []TxnEntry, requiredLeases []string, producerSub *string) (TxnOutcome, error) {
+func (b *Broker) transaction(ctx context.Context, entries []TxnEntry, requiredLeases []string, producerSub *string) (TxnOutcome, error) {
 	out := TxnOutcome{ID: newID()}
 	if len(entries) == 0 {
 		return out, nil
@@ -60,7 +60,7 @@ func (b *Broker) Transaction(ctx context.Context, entries []TxnEntry, requiredLe
 	}
 	var required []string
 	for _, l := range requiredLeases {
-		required = append(required, LeaseRef(l))
+		required = append(required, requiredLeaseRef(l))
 	}
 	res, err := b.store.Transaction(ctx, pushes, acks, required, producerSub)
 	var rb *store.RollbackError

@@ -9,6 +9,8 @@ import (
 
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/metrics"
 )
 
 // Config holds the HTTP layer's defaults.
@@ -19,6 +21,10 @@ type Config struct {
 	Version        string
 	// Auth turns authentication on (JWT_ENABLED); nil leaves every route open.
 	Auth *auth.Verifier
+	// Metrics counts requests and serves /metrics; nil counts into a collector of its own.
+	Metrics *metrics.Collector
+	// Jobs runs stats refreshes and reports the background jobs in /health; nil: no jobs.
+	Jobs *maintenance.Runner
 }
 
 // maxPopTimeout caps a long poll (data-api.md §3.1).
@@ -55,6 +61,7 @@ func New(b *broker.Broker, cfg Config, log *slog.Logger) http.Handler {
 	r.Handle(http.MethodPost, "/api/v1/lease/:leaseId/extend", LevelReadWrite, s.extendLease)
 	r.Handle(http.MethodPost, "/api/v1/transaction", LevelReadWrite, s.transaction)
 	s.registerAdmin(r)
+	s.registerStatus(r)
 	return r
 }
 
@@ -80,18 +87,19 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	// Maintenance modes and the file buffer arrive with their issue; until then they are off
 	// and empty, which is what this broker does.
 	writeJSON(w, code, healthBody{Status: status, Database: db, Server: "queen-go", Version: s.cfg.Version,
-		WorkerID: s.cfg.WorkerID, FileBuffer: fileBufferCounts{}})
+		WorkerID: s.cfg.WorkerID, FileBuffer: fileBufferCounts{}, Jobs: jobStates(s.cfg.Jobs)})
 }
 
 type healthBody struct {
-	Status             string           `json:"status"`
-	Database           string           `json:"database"`
-	Server             string           `json:"server"`
-	Version            string           `json:"version"`
-	WorkerID           string           `json:"worker_id"`
-	MaintenanceMode    bool             `json:"maintenanceMode"`
-	PopMaintenanceMode bool             `json:"popMaintenanceMode"`
-	FileBuffer         fileBufferCounts `json:"fileBuffer"`
+	Status             string                  `json:"status"`
+	Database           string                  `json:"database"`
+	Server             string                  `json:"server"`
+	Version            string                  `json:"version"`
+	WorkerID           string                  `json:"worker_id"`
+	MaintenanceMode    bool                    `json:"maintenanceMode"`
+	PopMaintenanceMode bool                    `json:"popMaintenanceMode"`
+	FileBuffer         fileBufferCounts        `json:"fileBuffer"`
+	Jobs               map[string]jobStateJSON `json:"jobs"` // this instance's view of the background jobs
 }
 
 type fileBufferCounts struct {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -53,16 +54,45 @@ func (s *Store) Push(ctx context.Context, items []PushItem) ([]PushResult, error
 			return nil
 		})
 	}
-	err := run()
-	if pgCode(err) == codeMissingPartitions {
-		if err = s.EnsurePartitions(ctx, c.queues, c.parts); err == nil {
-			err = run()
-		}
-	}
+	err := s.runCreating(ctx, c.queues, c.parts, run)
 	if err != nil {
 		return nil, fmt.Errorf("push: %w", err)
 	}
 	return out, nil
+}
+
+// codeForeignKey is PostgreSQL's foreign_key_violation.
+const codeForeignKey = "23503"
+
+// createAttempts bounds how often a write creates missing queues and partitions: a queue
+// deleted while the creation step runs (admin delete) makes them missing again. Attempts back
+// off from createBackoff, doubling, so an in-progress deletion can finish first.
+const (
+	createAttempts = 8
+	createBackoff  = time.Millisecond
+)
+
+// runCreating runs a write that raises QG001 while some of its queues or partitions do not
+// exist, creating them in their own committed step and trying again.
+func (s *Store) runCreating(ctx context.Context, queues, partitions []string, run func() error) error {
+	err := run()
+	wait := createBackoff
+	for i := 0; i < createAttempts && pgCode(err) == codeMissingPartitions; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
+			wait *= 2
+		}
+		// A queue deleted during the creation step fails its foreign key; the write then finds
+		// the partitions missing again and the next round creates the queue anew.
+		if err = s.EnsurePartitions(ctx, queues, partitions); err == nil || pgCode(err) == codeForeignKey {
+			err = run()
+		}
+	}
+	return err
 }
 
 // EnsurePartitions creates the named queues (with default options) and partitions that do

@@ -73,12 +73,7 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 			return nil
 		})
 	}
-	err := run()
-	if pgCode(err) == codeMissingPartitions {
-		if err = s.EnsurePartitions(ctx, c.queues, c.parts); err == nil {
-			err = run()
-		}
-	}
+	err := s.runCreating(ctx, c.queues, c.parts, run)
 	if err == nil {
 		return out, nil
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/encryption"
 	"github.com/queen-go/queen/internal/httpapi"
+	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
 )
@@ -25,6 +27,11 @@ type Server struct {
 	Store  *store.Store
 	Broker *broker.Broker
 	Clock  *Clock // nil unless Options.FakeClock
+	// Metrics is the broker's recorder; tests flush it to see per-minute figures.
+	Metrics *metrics.Collector
+	// Jobs runs the background jobs on demand (RunOnce); they run on their own only when
+	// Options.Maintenance gives them intervals.
+	Jobs *maintenance.Runner
 }
 
 // Options tune a test server.
@@ -41,6 +48,8 @@ type Options struct {
 	// Auth, when set, turns authentication on with exactly this configuration
 	// (it wins over JWTSecret).
 	Auth *auth.Config
+	// Maintenance configures the background jobs; nil: default limits and no schedule.
+	Maintenance *maintenance.Config
 }
 
 // Migrate applies the schema to dsn once, for TestMain.
@@ -75,11 +84,16 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 			t.Fatalf("encryption key: %v", err)
 		}
 	}
-	s.Broker = broker.New(st, hub, broker.Config{PollInitial: o.PollInitial, PollMax: o.PollMax, EncryptionKey: key}, log)
+	s.Metrics = metrics.New(metrics.Options{WorkerID: "test", Store: st, Hub: hub, Log: log})
+	s.Jobs = maintenance.New(st, jobsConfig(o, s.Metrics), log)
+	s.Broker = broker.New(st, hub, broker.Config{PollInitial: o.PollInitial, PollMax: o.PollMax, EncryptionKey: key,
+		Recorder: s.Metrics}, log)
+	s.Jobs.Start(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Broker.Listen(ctx) }()
-	apiCfg := httpapi.Config{DefaultTimeout: o.DefaultTimeout, WorkerID: "test", Version: "test"}
+	apiCfg := httpapi.Config{DefaultTimeout: o.DefaultTimeout, WorkerID: "test", Version: "test",
+		Metrics: s.Metrics, Jobs: s.Jobs}
 	if ac := authConfig(o); ac != nil {
 		if apiCfg.Auth, err = auth.New(*ac); err != nil {
 			t.Fatalf("auth: %v", err)
@@ -92,9 +106,21 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 		srv.Close()
 		cancel()
 		wg.Wait()
+		s.Jobs.Stop()
 		st.Close()
 	})
 	return s
+}
+
+// jobsConfig is o.Maintenance, or the production limits without a schedule.
+func jobsConfig(o Options, rec maintenance.Recorder) maintenance.Config {
+	c := maintenance.Config{RetentionBatchSize: 1000, EvictionBatchSize: 1000, PartitionCleanupDays: 30,
+		MetricsRetentionDays: 90, StatsHistoryRetentionDays: 7}
+	if o.Maintenance != nil {
+		c = *o.Maintenance
+	}
+	c.WorkerID, c.Recorder = "test", rec
+	return c
 }
 
 // authConfig returns the authentication settings o asks for, nil for none.

@@ -86,11 +86,15 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Deletes a queue and, through the foreign keys, everything of it (concepts.md §2.1):
--- partitions, messages, trace records, dedup keys, consumer state, subscriptions, DLQ entries.
+-- partitions, messages, trace records, dedup keys, consumer state and work index,
+-- subscriptions, DLQ entries.
 -- Returns false when there is no such queue. Locks follow the order of every write path — the
--- queue row (as capped pushers take it), its partitions in ascending id order, then its
--- consumer rows — so a pusher holding partition locks is waited for, never deadlocked with.
--- FOR NO KEY UPDATE on the queue lets foreign-key checks of in-flight writers proceed.
+-- queue row (as capped pushers and configure take it), its partitions in ascending id order,
+-- then its consumer rows — so a pusher holding partition locks is waited for, never
+-- deadlocked with. FOR NO KEY UPDATE on the queue lets foreign-key checks of in-flight writers
+-- proceed. The queue's creation lock (qg_lock_queue_groups), taken right after the queue row,
+-- makes a concurrent partition creation wait for the deletion instead of creating partitions
+-- the deletion then removes, so a push racing a deletion recreates the queue after it.
 CREATE OR REPLACE FUNCTION qg_delete_queue(p_queue text)
 RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
@@ -100,6 +104,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
+    PERFORM qg_lock_queue_groups(ARRAY[v_qid]);
     PERFORM 1 FROM partitions p WHERE p.queue_id = v_qid ORDER BY p.id FOR UPDATE;
     PERFORM 1 FROM consumers c WHERE c.queue_id = v_qid ORDER BY c.partition_id, c.consumer_group FOR UPDATE;
     DELETE FROM queues q WHERE q.id = v_qid;

@@ -42,7 +42,7 @@ BEGIN
     FROM (SELECT u.n, min(u.o) AS o FROM unnest(p_names) WITH ORDINALITY AS u (n, o) GROUP BY u.n) s;
     INSERT INTO traces (id, partition_id, transaction_id, consumer_group, event_type, data, worker_id,
                         trace_names, created_at)
-    SELECT p_id, m.partition_id, m.transaction_id, p_group, p_event, p_data::jsonb, p_worker, v_names, v_now
+    SELECT p_id, m.partition_id, m.transaction_id, p_group, p_event, p_data::json, p_worker, v_names, v_now
     FROM messages m WHERE m.partition_id = p_pid AND m.transaction_id = p_key;
     IF NOT FOUND THEN
         RETURN false;

@@ -20,7 +20,10 @@ LANGUAGE sql STABLE AS $$
            count(pr.queue_id) FILTER (WHERE pr.offset_lag > 0),
            coalesce(sum(pr.offset_lag), 0)::bigint, coalesce(max(pr.time_lag), 0),
            coalesce(bool_or(pr.last_consumed_at IS NOT NULL), false),
-           s.mode, s.subscription_timestamp, s.created_at
+           -- Queue mode registers too (as mode all), but has no subscription to report.
+           CASE WHEN g.consumer_group <> '__QUEUE_MODE__' THEN s.mode END,
+           CASE WHEN g.consumer_group <> '__QUEUE_MODE__' THEN s.subscription_timestamp END,
+           CASE WHEN g.consumer_group <> '__QUEUE_MODE__' THEN s.created_at END
     FROM groups g
     JOIN queues q ON q.id = g.queue_id
     LEFT JOIN pairs pr ON pr.consumer_group = g.consumer_group AND pr.queue_id = g.queue_id
@@ -93,6 +96,13 @@ BEGIN
                    RETURNING s.queue_id)
         SELECT array_agg(DISTINCT x) INTO v_qids
         FROM (SELECT unnest(v_qids) UNION SELECT d.queue_id FROM d) AS u (x);
+        -- Unregistered, the group has no work listed; a later pop registers it afresh.
+        DELETE FROM partition_work w
+        WHERE w.consumer_group = p_group AND (v_qid IS NULL OR w.queue_id = v_qid);
+    ELSE
+        -- Still registered, without cursors: it restarts by its subscription wherever
+        -- messages are stored, so pops must find those partitions in the work index.
+        PERFORM qg_track_work(array_agg(p.id), p_group) FROM partitions p WHERE p.queue_id = ANY (v_qids);
     END IF;
     PERFORM qg_notify_queue(x) FROM unnest(v_qids) AS x;
     queue_names := ARRAY(SELECT q.name FROM queues q WHERE q.id = ANY (v_qids) ORDER BY q.name);
@@ -106,15 +116,18 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_qids uuid[];
 BEGIN
+    -- Queue mode always reads from the first stored message; its registration stays as is.
     WITH u AS (UPDATE subscriptions s SET mode = 'timestamp', subscription_timestamp = p_ts
-               WHERE s.consumer_group = p_group RETURNING s.queue_id)
+               WHERE s.consumer_group = p_group AND p_group <> '__QUEUE_MODE__' RETURNING s.queue_id)
     SELECT count(*), array_agg(u.queue_id) INTO updated, v_qids FROM u;
     PERFORM qg_notify_queue(x) FROM unnest(v_qids) AS x;
     queue_names := ARRAY(SELECT q.name FROM queues q WHERE q.id = ANY (v_qids) ORDER BY q.name);
 END $$;
 
 -- Places a group's cursor on one partition, creating it where missing, and clears its lease,
--- batch and retry state: a seek (admin-api.md §7). The cursor may move backwards.
+-- batch and retry state: a seek (admin-api.md §7). The cursor may move backwards, so the pair
+-- is listed in the work index again when messages lie after it (after the consumer row, the
+-- order pops use).
 CREATE OR REPLACE FUNCTION qg_place_cursor(p_pid uuid, p_group text, p_qid uuid, p_cursor bigint)
 RETURNS void LANGUAGE sql AS $$
     INSERT INTO consumers AS c (partition_id, consumer_group, queue_id, cursor)
@@ -122,6 +135,7 @@ RETURNS void LANGUAGE sql AS $$
     ON CONFLICT (partition_id, consumer_group) DO UPDATE
     SET cursor = EXCLUDED.cursor, lease_id = NULL, lease_expires_at = NULL, batch_end = NULL,
         retry_count = 0, retry_not_before = NULL;
+    SELECT qg_track_work(ARRAY[p_pid], p_group);
 $$;
 
 -- Seeks a group on every partition of a queue: to the end (p_ts NULL) or to the first message
@@ -147,10 +161,10 @@ BEGIN
     RETURN v_n;
 END $$;
 
--- Seeks a group to the end of one partition. found is false when the queue or the partition
+-- Seeks a group to the end of one partition. known is false when the queue or the partition
 -- does not exist; moved_to is the last stored message, NULL when the partition is empty.
 CREATE OR REPLACE FUNCTION qg_seek_partition(p_group text, p_queue text, p_partition text,
-    OUT found boolean, OUT moved_to text)
+    OUT known boolean, OUT moved_to text)
 LANGUAGE plpgsql AS $$
 DECLARE
     v_p record;
@@ -158,8 +172,8 @@ BEGIN
     SELECT p.id, p.queue_id, p.last_position INTO v_p
     FROM partitions p JOIN queues q ON q.id = p.queue_id
     WHERE q.name = p_queue AND p.name = p_partition;
-    found := FOUND;
-    IF NOT found THEN
+    known := FOUND;
+    IF NOT known THEN
         RETURN;
     END IF;
     PERFORM qg_place_cursor(v_p.id, p_group, v_p.queue_id, v_p.last_position);

@@ -42,11 +42,13 @@ $$;
 
 -- Whether retention may remove the message now: older than retentionSeconds, or consumed and
 -- older than completedRetentionSeconds (both only with retentionEnabled, checked by the caller).
+-- p_min_cursor NULL (no consumer) means nothing is consumed; never NULL, so a scan can stop on it.
 CREATE OR REPLACE FUNCTION qg_retention_due(
     p_created timestamptz, p_pos bigint, p_min_cursor bigint, p_rs integer, p_crs integer, p_now timestamptz)
 RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
     SELECT (p_rs > 0 AND p_created < p_now - p_rs * interval '1 second')
-        OR (p_crs > 0 AND p_pos <= p_min_cursor AND p_created < p_now - p_crs * interval '1 second');
+        OR (p_crs > 0 AND coalesce(p_pos <= p_min_cursor, false)
+            AND p_created < p_now - p_crs * interval '1 second');
 $$;
 
 -- Removes the given messages and adds them to retention_history under p_run, per partition and

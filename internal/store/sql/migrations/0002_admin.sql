@@ -10,7 +10,7 @@ CREATE TABLE traces (
     transaction_id text NOT NULL,
     consumer_group text NOT NULL,
     event_type     text NOT NULL,
-    data           jsonb,
+    data           json,                        -- as sent, like payloads (docs/decisions.md)
     worker_id      text NOT NULL,
     trace_names    text[] NOT NULL DEFAULT '{}',
     created_at     timestamptz NOT NULL,

@@ -14,7 +14,7 @@ WITH clock AS (
            coalesce(sum(t.ack_failed), 0) AS ack_failed, coalesce(sum(t.db_errors), 0) AS db_errors,
            coalesce(sum(t.dlq), 0) AS dlq, coalesce(sum(t.leases_expired), 0) AS leases_expired
     FROM metrics_totals t
-), queues AS (
+), per_queue AS (
     SELECT m.queue, sum(m.push_requests) AS push_requests, sum(m.push_messages) AS push_messages,
            sum(m.pop_messages) AS pop_messages, sum(m.pop_empty) AS pop_empty,
            sum(m.transactions) AS transactions, sum(m.ack_success) AS ack_success,
@@ -25,7 +25,7 @@ WITH clock AS (
     FROM metrics_queue_minute m CROSS JOIN clock c
     WHERE m.minute = c.minute
     GROUP BY m.queue, c.now, c.minute
-), workers AS (
+), per_worker AS (
     SELECT w.hostname, w.worker_id, w.pid::text AS pid, w.push_requests, w.pop_requests, w.ack_requests,
            w.transactions, w.push_messages, w.pop_messages, w.ack_messages, w.ack_success, w.ack_failed,
            w.pool_size, w.db_errors, w.dlq,
@@ -49,7 +49,7 @@ SELECT v.family, v.labels, v.value::float8 FROM totals t CROSS JOIN LATERAL (VAL
     ('queen_cluster_leases_expired_total', ARRAY['scope', 'cluster'], t.leases_expired)
 ) AS v (family, labels, value)
 UNION ALL
-SELECT v.family, v.labels, v.value::float8 FROM queues q CROSS JOIN LATERAL (VALUES
+SELECT v.family, v.labels, v.value::float8 FROM per_queue q CROSS JOIN LATERAL (VALUES
     ('queen_queue_push_requests_per_minute', ARRAY['queue', q.queue], q.push_requests),
     ('queen_queue_push_messages_per_minute', ARRAY['queue', q.queue], q.push_messages),
     ('queen_queue_pop_messages_per_minute', ARRAY['queue', q.queue], q.pop_messages),
@@ -64,7 +64,7 @@ SELECT v.family, v.labels, v.value::float8 FROM queues q CROSS JOIN LATERAL (VAL
 ) AS v (family, labels, value)
 UNION ALL
 SELECT v.family, ARRAY['hostname', w.hostname, 'worker_id', w.worker_id, 'pid', w.pid] || v.labels, v.value::float8
-FROM workers w CROSS JOIN LATERAL (VALUES
+FROM per_worker w CROSS JOIN LATERAL (VALUES
     ('queen_worker_requests_per_minute', ARRAY['op', 'push'], w.push_requests),
     ('queen_worker_requests_per_minute', ARRAY['op', 'pop'], w.pop_requests),
     ('queen_worker_requests_per_minute', ARRAY['op', 'ack'], w.ack_requests),
@@ -84,3 +84,8 @@ SELECT 'queen_dlq_depth', ARRAY['scope', 'cluster'], s.dead_letter::float8 FROM 
 UNION ALL
 SELECT 'queen_dlq_depth_by_queue', ARRAY['queue', q.name], s.dead_letter::float8
 FROM stats s JOIN queues q ON q.id = s.queue_id WHERE s.scope = 'queue'
+
+-- Adds one instance's per-minute deltas: $1 worker id, $2 host name, $3 pid, $4 worker rows,
+-- $5 queue rows (JSON arrays), $6 now.
+-- name: metrics_flush
+SELECT qg_metrics_flush($1, $2, $3, $4::jsonb, $5::jsonb, $6)

@@ -5,9 +5,8 @@
 -- Counters of the queues matching the filters, and when the stats were computed.
 -- $1 queue, $2 namespace, $3 task.
 -- name: status_counts
-SELECT coalesce(sum(s.total), 0)::bigint, coalesce(sum(s.pending), 0)::bigint,
-       coalesce(sum(s.processing), 0)::bigint, coalesce(sum(s.completed), 0)::bigint,
-       coalesce(sum(s.dead_letter), 0)::bigint, coalesce(sum(s.dlq_partitions), 0)::bigint,
+SELECT coalesce(sum(s.total), 0)::bigint, coalesce(sum(s.pending + s.processing), 0)::bigint,
+       coalesce(sum(s.processing), 0)::bigint, coalesce(sum(s.dead_letter), 0)::bigint, coalesce(sum(s.dlq_partitions), 0)::bigint,
        coalesce(sum(s.active_leases), 0)::bigint, coalesce(sum(s.leased_partitions), 0)::bigint,
        coalesce(sum(s.leased_messages), 0)::bigint,
        (SELECT max(x.computed_at) FROM stats x WHERE x.scope = 'system')
@@ -118,15 +117,15 @@ LIMIT $3 OFFSET $4
 -- One queue with its configuration and counters. $1 queue name.
 -- name: status_queue
 SELECT q.id::text, q.name, q.namespace, q.task, q.priority, q.created_at, q.lease_time, q.retry_limit,
-       q.retry_delay, q.ttl, q.max_size, q.dead_letter_queue, coalesce(s.total, 0), coalesce(s.pending, 0),
-       coalesce(s.processing, 0), coalesce(s.completed, 0), coalesce(s.dead_letter, 0)
+       q.retry_delay, q.ttl, q.max_size, q.dead_letter_queue, coalesce(s.total, 0),
+       coalesce(s.pending + s.processing, 0), coalesce(s.processing, 0), coalesce(s.dead_letter, 0)
 FROM queues q LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
 WHERE q.name = $1
 
 -- The partitions of one queue with their counters, by name. $1 queue name.
 -- name: status_queue_partitions
-SELECT p.id::text, p.name, p.created_at, coalesce(s.total, 0), coalesce(s.pending, 0),
-       coalesce(s.processing, 0), coalesce(s.completed, 0), coalesce(s.dead_letter, 0),
+SELECT p.id::text, p.name, p.created_at, coalesce(s.total, 0), coalesce(s.pending + s.processing, 0),
+       coalesce(s.processing, 0), coalesce(s.dead_letter, 0),
        coalesce(s.consumer_groups, 0), coalesce(s.active_leases, 0), coalesce(s.messages_consumed, 0),
        coalesce(s.batches_consumed, 0), greatest(p.last_activity_at, s.last_consumed_at),
        s.oldest_message_at, s.newest_message_at
@@ -134,6 +133,9 @@ FROM queues q JOIN partitions p ON p.queue_id = q.id
 LEFT JOIN stats s ON s.scope = 'partition' AND s.key = p.id::text
 WHERE q.name = $1
 ORDER BY p.name
+
+-- name: queue_exists
+SELECT EXISTS (SELECT 1 FROM queues q WHERE q.name = $1)
 
 -- A queue's stored messages, newest first, with their state (the admin listing's function).
 -- $1 queue name, $2 limit, $3 offset, $4 now.

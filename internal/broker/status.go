@@ -1,0 +1,69 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// Status and analytics reads (admin-api.md §5, §6). Counters come from the stats job's tables
+// and rates from the per-minute metrics, so none of these scans messages.
+
+// Now is the time the broker works with: the store's clock when tests set one.
+func (b *Broker) Now() time.Time { return b.store.Now() }
+
+// StatusOverview reads the status of the queues matching f between from and to.
+func (b *Broker) StatusOverview(ctx context.Context, f store.QueueFilter, from, to time.Time, bucketMinutes int) (store.StatusOverview, error) {
+	return b.store.StatusOverview(ctx, f, from, to, bucketMinutes)
+}
+
+// StatusQueues lists queues by name with their counters.
+func (b *Broker) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]store.QueueSummary, error) {
+	return b.store.StatusQueues(ctx, namespace, task, limit, offset)
+}
+
+// StatusQueue reads one queue with its partitions; found is false for an unknown queue.
+func (b *Broker) StatusQueue(ctx context.Context, name string) (q store.QueueStatus, found bool, err error) {
+	return b.store.StatusQueue(ctx, name)
+}
+
+// StatusQueueMessages lists a queue's messages, newest first; found is false for an unknown queue.
+func (b *Broker) StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]store.QueueMessage, bool, error) {
+	return b.store.StatusQueueMessages(ctx, queue, limit, offset)
+}
+
+// MessagesWritten counts messages written per unit (minute, hour, day) into matching queues.
+func (b *Broker) MessagesWritten(ctx context.Context, f store.QueueFilter, unit string, from, to time.Time) ([]store.CountPoint, error) {
+	return b.store.MessagesWritten(ctx, f, unit, from, to)
+}
+
+// WorkerSeries reads per-instance figures in w.
+func (b *Broker) WorkerSeries(ctx context.Context, w store.Window, hostname, workerID string) ([]store.WorkerPoint, error) {
+	return b.store.WorkerSeries(ctx, w, hostname, workerID)
+}
+
+// QueueSeries reads per-queue figures in w.
+func (b *Broker) QueueSeries(ctx context.Context, w store.Window, queue string) ([]store.QueuePoint, error) {
+	return b.store.QueueSeries(ctx, w, queue)
+}
+
+// ParkedSeries reads parked pops per queue and instance in w.
+func (b *Broker) ParkedSeries(ctx context.Context, w store.Window, queue string) ([]store.ParkedPoint, error) {
+	return b.store.ParkedSeries(ctx, w, queue)
+}
+
+// DepthSeries reads consumer lag and depth per queue in w.
+func (b *Broker) DepthSeries(ctx context.Context, w store.Window, queue string) ([]store.DepthPoint, error) {
+	return b.store.DepthSeries(ctx, w, queue)
+}
+
+// RetentionHistory reads what retention and eviction removed between from and to.
+func (b *Broker) RetentionHistory(ctx context.Context, from, to time.Time, queue string, limit int) ([]store.RetentionRun, []store.RetentionTotal, error) {
+	return b.store.RetentionHistory(ctx, from, to, queue, limit)
+}
+
+// PostgresStats reads PostgreSQL's figures for our database and schema.
+func (b *Broker) PostgresStats(ctx context.Context) (store.PostgresStats, error) {
+	return b.store.PostgresStats(ctx)
+}

@@ -1,0 +1,314 @@
+package httpapi
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// Analytics routes (admin-api.md §6): dashboard time series whose shapes are ours; they are
+// documented in docs/operations.md. Every route takes from/to (default: the last hour) and
+// answers only the buckets that have data, in the bucket size of admin-api.md §5.1.
+
+func (s *Server) registerAnalytics(r *Router) {
+	const a = "/api/v1/analytics/"
+	r.Handle(http.MethodGet, a+"system-metrics", LevelReadOnly, s.analyticsSystem)
+	r.Handle(http.MethodGet, a+"worker-metrics", LevelReadOnly, s.analyticsWorkers)
+	r.Handle(http.MethodGet, a+"queue-lag", LevelReadOnly, s.analyticsQueueLag)
+	r.Handle(http.MethodGet, a+"queue-ops", LevelReadOnly, s.analyticsQueueOps)
+	r.Handle(http.MethodGet, a+"queue-parked-replicas", LevelReadOnly, s.analyticsParked)
+	r.Handle(http.MethodGet, a+"retention", LevelReadOnly, s.analyticsRetention)
+	r.Handle(http.MethodGet, a+"postgres-stats", LevelReadOnly, s.analyticsPostgres)
+}
+
+type timeRangeJSON struct {
+	From msTime `json:"from"`
+	To   msTime `json:"to"`
+}
+
+// seriesOf reads the window of an analytics route and the rows read returns for it, answering
+// a bad window or a failed read itself (ok false).
+func seriesOf[T any](s *Server, w http.ResponseWriter, r *http.Request,
+	read func(context.Context, store.Window, url.Values) ([]T, error)) (rows []T, win store.Window, ok bool) {
+	q := r.URL.Query()
+	from, to, ok := s.window(w, q, time.Hour)
+	if !ok {
+		return nil, win, false
+	}
+	win = store.Window{From: from, To: to, BucketMinutes: bucketMinutes(from, to)}
+	rows, err := read(r.Context(), win, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return nil, win, false
+	}
+	return rows, win, true
+}
+
+// series answers the window and the series under key.
+func series(w http.ResponseWriter, win store.Window, key string, v any) {
+	writeJSON(w, http.StatusOK, map[string]any{"timeRange": timeRangeJSON{msTime(win.From), msTime(win.To)},
+		"bucketMinutes": win.BucketMinutes, key: v})
+}
+
+// grouped splits rows that arrive ordered by a key into one group per key, in order.
+func grouped[T any, K comparable](rows []T, key func(T) K) [][]T {
+	var out [][]T
+	for i, r := range rows {
+		if i == 0 || key(rows[i-1]) != key(r) {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], r)
+	}
+	return out
+}
+
+type workerSeriesJSON struct {
+	Hostname string `json:"hostname"`
+	WorkerID string `json:"workerId"`
+	PID      int    `json:"pid"`
+	Points   []any  `json:"points"`
+}
+
+// workerSeries groups per-instance points and renders each with point.
+func workerSeries(rows []store.WorkerPoint, point func(store.WorkerPoint) any) []workerSeriesJSON {
+	out := []workerSeriesJSON{}
+	for _, g := range grouped(rows, func(p store.WorkerPoint) [2]string { return [2]string{p.WorkerID, p.Hostname} }) {
+		last := g[len(g)-1]
+		sj := workerSeriesJSON{Hostname: last.Hostname, WorkerID: last.WorkerID, PID: last.PID}
+		for _, p := range g {
+			sj.Points = append(sj.Points, point(p))
+		}
+		out = append(out, sj)
+	}
+	return out
+}
+
+func (s *Server) workerRows(w http.ResponseWriter, r *http.Request) ([]store.WorkerPoint, store.Window, bool) {
+	return seriesOf(s, w, r, func(ctx context.Context, win store.Window, q url.Values) ([]store.WorkerPoint, error) {
+		return s.b.WorkerSeries(ctx, win, queryFilter(q, "hostname"), queryFilter(q, "workerId"))
+	})
+}
+
+// analyticsSystem serves per-instance CPU, memory, pool and request rates.
+func (s *Server) analyticsSystem(w http.ResponseWriter, r *http.Request) {
+	rows, win, ok := s.workerRows(w, r)
+	if !ok {
+		return
+	}
+	series(w, win, "workers", workerSeries(rows, func(p store.WorkerPoint) any {
+		busy := float64(max(p.Minutes, 1)) * 60e6 // CPU microseconds available in the bucket's minutes
+		return map[string]any{"timestamp": msTime(p.At), "cpuUserPct": float64(p.CPUUserUs) / busy * 100,
+			"cpuSysPct": float64(p.CPUSysUs) / busy * 100, "rssMb": float64(p.RSSBytes) / (1 << 20),
+			"dbPoolSize": p.PoolSize, "dbPoolActive": p.PoolActive, "dbPoolIdle": p.PoolIdle,
+			"requestsPerSecond": float64(p.Requests) / float64(win.BucketMinutes*60), "parkedPops": p.Parked}
+	}))
+}
+
+// opJSON is one operation's counts and latency in a bucket.
+func opJSON(requests int64, msSum, msMax float64, extra ...any) map[string]any {
+	avg := 0.0
+	if requests > 0 {
+		avg = msSum / float64(requests)
+	}
+	m := map[string]any{"requests": requests, "avgMs": avg, "maxMs": msMax}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i].(string)] = extra[i+1]
+	}
+	return m
+}
+
+// analyticsWorkers serves per-instance operation counts and latencies.
+func (s *Server) analyticsWorkers(w http.ResponseWriter, r *http.Request) {
+	rows, win, ok := s.workerRows(w, r)
+	if !ok {
+		return
+	}
+	series(w, win, "workers", workerSeries(rows, func(p store.WorkerPoint) any {
+		return map[string]any{"timestamp": msTime(p.At),
+			"push":        opJSON(p.PushRequests, p.PushMsSum, p.PushMsMax, "messages", p.PushMessages),
+			"pop":         opJSON(p.PopRequests, p.PopMsSum, p.PopMsMax, "messages", p.PopMessages, "empty", p.PopEmpty),
+			"ack":         opJSON(p.AckRequests, p.AckMsSum, p.AckMsMax, "messages", p.AckMessages, "success", p.AckSuccess, "failed", p.AckFailed),
+			"transaction": opJSON(p.Transactions, p.TxnMsSum, p.TxnMsMax),
+			"dbErrors":    p.DBErrors, "dlq": p.DLQ}
+	}))
+}
+
+type queueSeriesJSON struct {
+	Queue  string `json:"queue"`
+	Points []any  `json:"points"`
+}
+
+func (s *Server) queueRows(w http.ResponseWriter, r *http.Request) ([]store.QueuePoint, store.Window, bool) {
+	return seriesOf(s, w, r, func(ctx context.Context, win store.Window, q url.Values) ([]store.QueuePoint, error) {
+		return s.b.QueueSeries(ctx, win, queryFilter(q, "queue"))
+	})
+}
+
+// analyticsQueueOps serves push, pop, ack and transaction counts and rates per queue.
+func (s *Server) analyticsQueueOps(w http.ResponseWriter, r *http.Request) {
+	rows, win, ok := s.queueRows(w, r)
+	if !ok {
+		return
+	}
+	secs := float64(win.BucketMinutes * 60)
+	out := []queueSeriesJSON{}
+	for _, g := range grouped(rows, func(p store.QueuePoint) string { return p.Queue }) {
+		sj := queueSeriesJSON{Queue: g[0].Queue}
+		for _, p := range g {
+			sj.Points = append(sj.Points, map[string]any{"timestamp": msTime(p.At), "pushRequests": p.PushRequests,
+				"pushMessages": p.PushMessages, "popRequests": p.PopRequests, "popMessages": p.PopMessages,
+				"popEmpty": p.PopEmpty, "ackRequests": p.AckRequests, "ackMessages": p.AckMessages,
+				"ackSuccess": p.AckSuccess, "ackFailed": p.AckFailed, "transactions": p.Transactions, "dlq": p.DLQ,
+				"pushPerSecond": float64(p.PushMessages) / secs, "popPerSecond": float64(p.PopMessages) / secs,
+				"ackPerSecond": float64(p.AckMessages) / secs})
+		}
+		out = append(out, sj)
+	}
+	series(w, win, "queues", out)
+}
+
+// analyticsQueueLag serves pop lag (from the metrics) with consumer lag and depth (from the
+// stats history) per queue and bucket.
+func (s *Server) analyticsQueueLag(w http.ResponseWriter, r *http.Request) {
+	rows, win, ok := s.queueRows(w, r)
+	if !ok {
+		return
+	}
+	depth, err := s.b.DepthSeries(r.Context(), win, queryFilter(r.URL.Query(), "queue"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	type key struct {
+		queue string
+		at    time.Time
+	}
+	points := map[key]map[string]any{}
+	var order []key
+	at := func(k key) map[string]any {
+		p := points[k]
+		if p == nil {
+			p = map[string]any{"timestamp": msTime(k.at), "avgPopLagMs": 0.0, "maxPopLagMs": 0.0,
+				"maxTimeLagSeconds": int64(0), "pending": 0.0, "processing": 0.0}
+			points[k] = p
+			order = append(order, k)
+		}
+		return p
+	}
+	for _, p := range rows {
+		pt := at(key{p.Queue, p.At})
+		pt["avgPopLagMs"], pt["maxPopLagMs"] = p.AvgLagMs, p.MaxLagMs
+	}
+	for _, d := range depth {
+		pt := at(key{d.Queue, d.At})
+		pt["maxTimeLagSeconds"], pt["pending"], pt["processing"] = d.MaxTimeLagSeconds, d.AvgPending, d.AvgInFlight
+	}
+	slices.SortFunc(order, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.queue, b.queue), a.at.Compare(b.at))
+	})
+	out := []queueSeriesJSON{}
+	for _, g := range grouped(order, func(k key) string { return k.queue }) {
+		sj := queueSeriesJSON{Queue: g[0].queue}
+		for _, k := range g {
+			sj.Points = append(sj.Points, points[k])
+		}
+		out = append(out, sj)
+	}
+	series(w, win, "queues", out)
+}
+
+// analyticsParked serves parked long-poll pops per queue and instance.
+func (s *Server) analyticsParked(w http.ResponseWriter, r *http.Request) {
+	rows, win, ok := seriesOf(s, w, r, func(ctx context.Context, win store.Window, q url.Values) ([]store.ParkedPoint, error) {
+		return s.b.ParkedSeries(ctx, win, queryFilter(q, "queue"))
+	})
+	if !ok {
+		return
+	}
+	type replica struct {
+		Queue    string `json:"queue"`
+		WorkerID string `json:"workerId"`
+		Points   []any  `json:"points"`
+	}
+	out := []replica{}
+	for _, g := range grouped(rows, func(p store.ParkedPoint) [2]string { return [2]string{p.Queue, p.WorkerID} }) {
+		rj := replica{Queue: g[0].Queue, WorkerID: g[0].WorkerID}
+		for _, p := range g {
+			rj.Points = append(rj.Points, map[string]any{"timestamp": msTime(p.At), "parked": p.Parked})
+		}
+		out = append(out, rj)
+	}
+	series(w, win, "queues", out)
+}
+
+// analyticsRetention serves the retention history (concepts.md §11): newest runs first (at
+// most limit, default 1000) and totals per type over the window.
+func (s *Server) analyticsRetention(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	from, to, ok := s.window(w, q, time.Hour)
+	if !ok {
+		return
+	}
+	page := listPage(q, maxListLimit)
+	runs, totals, err := s.b.RetentionHistory(r.Context(), from, to, queryFilter(q, "queue"), page.Limit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	type runJSON struct {
+		RunID        string `json:"runId"`
+		RunAt        msTime `json:"runAt"`
+		Queue        string `json:"queue"`
+		Partition    string `json:"partition"`
+		Type         string `json:"type"`
+		Removed      int64  `json:"removed"`
+		Unconsumed   int64  `json:"unconsumed"`
+		DeadLettered int64  `json:"deadLettered"`
+	}
+	type totalJSON struct {
+		Type         string `json:"type"`
+		Removed      int64  `json:"removed"`
+		Unconsumed   int64  `json:"unconsumed"`
+		DeadLettered int64  `json:"deadLettered"`
+	}
+	rj := make([]runJSON, len(runs))
+	for i, h := range runs {
+		rj[i] = runJSON{h.RunID, msTime(h.At), h.Queue, h.Partition, h.Kind, h.Removed, h.Unconsumed, h.DeadLettered}
+	}
+	tj := make([]totalJSON, len(totals))
+	for i, t := range totals {
+		tj[i] = totalJSON{t.Kind, t.Removed, t.Unconsumed, t.DeadLettered}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"timeRange": timeRangeJSON{msTime(from), msTime(to)},
+		"runs": rj, "totals": tj})
+}
+
+// analyticsPostgres serves PostgreSQL's size and activity figures.
+func (s *Server) analyticsPostgres(w http.ResponseWriter, r *http.Request) {
+	p, err := s.b.PostgresStats(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	hit := 0.0
+	if p.BlocksHit+p.BlocksRead > 0 {
+		hit = float64(p.BlocksHit) / float64(p.BlocksHit+p.BlocksRead)
+	}
+	tables := make([]map[string]any, len(p.Tables))
+	for i, t := range p.Tables {
+		tables[i] = map[string]any{"name": t.Name, "rows": t.Rows, "totalBytes": t.TotalBytes,
+			"tableBytes": t.TableBytes, "indexBytes": t.IndexBytes, "seqScans": t.SeqScans,
+			"indexScans": t.IndexScans, "deadRows": t.DeadRows, "lastVacuum": msOpt(t.LastVacuum)}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"database": map[string]any{"name": p.Database, "sizeBytes": p.SizeBytes, "commits": p.Commits,
+			"rollbacks": p.Rollbacks, "cacheHitRatio": hit, "deadlocks": p.Deadlocks, "tempBytes": p.TempBytes,
+			"connections": map[string]any{"total": p.Connections, "active": p.Active, "idle": p.Idle,
+				"idleInTransaction": p.IdleInTransaction, "waitingOnLocks": p.WaitingOnLocks}},
+		"tables": tables})
+}

@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/queen-go/queen/internal/maintenance"
+)
+
+// Metrics routes (admin-api.md §11). GET /metrics/prometheus is the collector's own handler.
+
+// countRequests counts every routed request for the metrics (requests total and rate).
+func (s *Server) countRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.cfg.Metrics.Request()
+		next.ServeHTTP(w, r)
+	})
+}
+
+type metricsJSON struct {
+	Uptime   int64 `json:"uptime"`
+	Requests struct {
+		Total int64   `json:"total"`
+		Rate  float64 `json:"rate"`
+	} `json:"requests"`
+	Messages struct {
+		Total int64   `json:"total"`
+		Rate  float64 `json:"rate"`
+	} `json:"messages"`
+	Database struct {
+		PoolSize        int32 `json:"poolSize"`
+		IdleConnections int32 `json:"idleConnections"`
+		WaitingRequests int32 `json:"waitingRequests"`
+	} `json:"database"`
+	Memory struct {
+		RSS          int64 `json:"rss"`
+		HeapTotal    int64 `json:"heapTotal"`
+		HeapUsed     int64 `json:"heapUsed"`
+		External     int64 `json:"external"`
+		ArrayBuffers int64 `json:"arrayBuffers"`
+	} `json:"memory"`
+	CPU struct {
+		User   int64 `json:"user"`
+		System int64 `json:"system"`
+	} `json:"cpu"`
+}
+
+// metricsJSON serves GET /metrics: this instance's figures, read without the database.
+func (s *Server) metricsJSON(w http.ResponseWriter, r *http.Request) {
+	m := s.cfg.Metrics.Snapshot()
+	var out metricsJSON
+	out.Uptime = int64(m.Uptime.Seconds())
+	out.Requests.Total, out.Requests.Rate = m.Requests, m.RequestRate
+	out.Messages.Total, out.Messages.Rate = m.Messages, m.MessageRate
+	out.Database.PoolSize, out.Database.IdleConnections, out.Database.WaitingRequests = m.Pool.Max, m.Pool.Idle, m.Pool.Waiting
+	out.Memory.RSS, out.Memory.HeapTotal, out.Memory.HeapUsed = m.RSS, m.HeapTotal, m.HeapUsed
+	out.CPU.User, out.CPU.System = m.CPUUserMicros, m.CPUSysMicros
+	writeJSON(w, http.StatusOK, out)
+}
+
+// jobStateJSON is one background job as /health reports it (operations.md §5).
+type jobStateJSON struct {
+	State          string  `json:"state"`
+	Leader         bool    `json:"leader"`
+	LastRunAt      msTime  `json:"lastRunAt"`
+	LastDurationMs int64   `json:"lastDurationMs"`
+	LastError      *string `json:"lastError"`
+	Runs           int64   `json:"runs"`
+}
+
+// jobStates renders the runner's job states; without a runner there are none.
+func jobStates(r *maintenance.Runner) map[string]jobStateJSON {
+	out := map[string]jobStateJSON{}
+	for name, st := range r.States() {
+		j := jobStateJSON{State: st.State, Leader: st.Leader, LastRunAt: msOpt(st.LastRunAt),
+			LastDurationMs: st.LastDuration.Milliseconds(), Runs: st.Runs}
+		if st.LastError != "" {
+			j.LastError = &st.LastError
+		}
+		out[name] = j
+	}
+	return out
+}

@@ -1,0 +1,417 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/queen-go/queen/internal/metrics"
+	"github.com/queen-go/queen/internal/store"
+)
+
+// Status routes (admin-api.md §5, §8). Counters come from the stats job's tables, rates from
+// the per-minute metrics every instance flushes; statsAge says how old the counters are.
+
+// registerStatus adds the status, analytics, stats-refresh and metrics routes and counts
+// every routed request for the metrics.
+func (s *Server) registerStatus(r *Router) {
+	if s.cfg.Metrics == nil {
+		s.cfg.Metrics = metrics.New(metrics.Options{WorkerID: s.cfg.WorkerID, Log: s.log})
+	}
+	r.Use(s.countRequests)
+	r.Handle(http.MethodGet, "/api/v1/status", LevelReadOnly, s.status)
+	r.Handle(http.MethodGet, "/api/v1/status/queues", LevelReadOnly, s.statusQueues)
+	r.Handle(http.MethodGet, "/api/v1/status/queues/:queue", LevelReadOnly, s.statusQueue)
+	r.Handle(http.MethodGet, "/api/v1/status/queues/:queue/messages", LevelReadOnly, s.statusQueueMessages)
+	r.Handle(http.MethodGet, "/api/v1/status/analytics", LevelReadOnly, s.statusAnalytics)
+	r.Handle(http.MethodGet, "/api/v1/status/buffers", LevelReadOnly, s.statusBuffers)
+	r.Handle(http.MethodPost, "/api/v1/stats/refresh", LevelAdmin, s.refreshStats)
+	s.registerAnalytics(r)
+	r.Handle(http.MethodGet, "/metrics", LevelPublic, s.metricsJSON)
+	r.Handle(http.MethodGet, "/metrics/prometheus", LevelPublic, s.cfg.Metrics.Handler().ServeHTTP)
+}
+
+// window reads from and to (README §2.3), defaulting to the def before now; it answers 400
+// itself when one does not parse.
+func (s *Server) window(w http.ResponseWriter, q url.Values, def time.Duration) (from, to time.Time, ok bool) {
+	f, t, msg := timeRange(q)
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return from, to, false
+	}
+	to = s.b.Now()
+	if t != nil {
+		to = *t
+	}
+	from = to.Add(-def)
+	if f != nil {
+		from = *f
+	}
+	return from, to, true
+}
+
+// bucketMinutes is the bucket size for a window (admin-api.md §5.1).
+func bucketMinutes(from, to time.Time) int {
+	switch d := to.Sub(from); {
+	case d <= 2*time.Hour:
+		return 1
+	case d <= 12*time.Hour:
+		return 5
+	case d <= 48*time.Hour:
+		return 15
+	case d <= 7*24*time.Hour:
+		return 60
+	}
+	return 360
+}
+
+// queueFilter reads the queue, namespace and task filters.
+func queueFilter(q url.Values) store.QueueFilter {
+	return store.QueueFilter{Queue: queryFilter(q, "queue"), Namespace: queryFilter(q, "namespace"),
+		Task: queryFilter(q, "task")}
+}
+
+type throughputJSON struct {
+	Timestamp          msTime  `json:"timestamp"`
+	Ingested           int64   `json:"ingested"`
+	Processed          int64   `json:"processed"`
+	PopMessages        int64   `json:"popMessages"`
+	IngestedPerSecond  float64 `json:"ingestedPerSecond"`
+	ProcessedPerSecond float64 `json:"processedPerSecond"`
+	PopPerSecond       float64 `json:"popPerSecond"`
+	AvgLagMs           float64 `json:"avgLagMs"`
+	MaxLagMs           float64 `json:"maxLagMs"`
+	AvgEventLoopLagMs  float64 `json:"avgEventLoopLagMs"`
+	MaxEventLoopLagMs  float64 `json:"maxEventLoopLagMs"`
+	MinFreeSlots       float64 `json:"minFreeSlots"`
+	DBErrors           int64   `json:"dbErrors"`
+	AckFailed          int64   `json:"ackFailed"`
+	DLQCount           int64   `json:"dlqCount"`
+	QueenCPUUserPct    float64 `json:"queenCpuUserPct"`
+	QueenCPUSysPct     float64 `json:"queenCpuSysPct"`
+	QueenRSSMb         float64 `json:"queenRssMb"`
+	DBPoolActive       float64 `json:"dbPoolActive"`
+	DBPoolIdle         float64 `json:"dbPoolIdle"`
+	DBPoolSize         float64 `json:"dbPoolSize"`
+}
+
+type opCounts struct {
+	Push float64 `json:"push"`
+	Pop  float64 `json:"pop"`
+	Ack  float64 `json:"ack"`
+}
+
+type statusJSON struct {
+	TimeRange struct {
+		From msTime `json:"from"`
+		To   msTime `json:"to"`
+	} `json:"timeRange"`
+	BucketMinutes int              `json:"bucketMinutes"`
+	PointCount    int              `json:"pointCount"`
+	Throughput    []throughputJSON `json:"throughput"`
+	Queues        []statusQueueRef `json:"queues"`
+	Messages      struct {
+		countersJSON
+		Requests        opCounts `json:"requests"`
+		BatchEfficiency opCounts `json:"batchEfficiency"`
+	} `json:"messages"`
+	Leases struct {
+		Active               int64 `json:"active"`
+		PartitionsWithLeases int64 `json:"partitionsWithLeases"`
+		TotalBatchSize       int64 `json:"totalBatchSize"`
+		TotalAcked           int64 `json:"totalAcked"`
+	} `json:"leases"`
+	DeadLetterQueue struct {
+		TotalMessages      int64            `json:"totalMessages"`
+		AffectedPartitions int64            `json:"affectedPartitions"`
+		TopErrors          []errorCountJSON `json:"topErrors"`
+	} `json:"deadLetterQueue"`
+	Workers []workerJSON `json:"workers"`
+	Errors  struct {
+		DBErrors    int64 `json:"dbErrors"`
+		AckFailed   int64 `json:"ackFailed"`
+		DLQMessages int64 `json:"dlqMessages"`
+	} `json:"errors"`
+	StatsAge *int64 `json:"statsAge"`
+}
+
+type statusQueueRef struct {
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	Namespace     string `json:"namespace"`
+	Task          string `json:"task"`
+	Partitions    int64  `json:"partitions"`
+	TotalConsumed int64  `json:"totalConsumed"`
+}
+
+type errorCountJSON struct {
+	Error string `json:"error"`
+	Count int64  `json:"count"`
+}
+
+type workerJSON struct {
+	Hostname string `json:"hostname"`
+	WorkerID string `json:"workerId"`
+	PID      int    `json:"pid"`
+	LastSeen msTime `json:"lastSeen"`
+}
+
+// status serves GET /api/v1/status (admin-api.md §5.1).
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	from, to, ok := s.window(w, q, time.Hour)
+	if !ok {
+		return
+	}
+	bucket := bucketMinutes(from, to)
+	o, err := s.b.StatusOverview(r.Context(), queueFilter(q), from, to, bucket)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var out statusJSON
+	out.TimeRange.From, out.TimeRange.To = msTime(from), msTime(to)
+	out.BucketMinutes, out.PointCount = bucket, len(o.Throughput)
+	secs := float64(bucket * 60)
+	out.Throughput = make([]throughputJSON, len(o.Throughput))
+	for i, p := range o.Throughput {
+		out.Throughput[i] = throughputJSON{Timestamp: msTime(p.At), Ingested: p.Ingested, Processed: p.Processed,
+			PopMessages: p.Popped, IngestedPerSecond: float64(p.Ingested) / secs,
+			ProcessedPerSecond: float64(p.Processed) / secs, PopPerSecond: float64(p.Popped) / secs,
+			AvgLagMs: p.AvgLagMs, MaxLagMs: p.MaxLagMs, DBErrors: p.DBErrors, AckFailed: p.AckFailed, DLQCount: p.DLQ,
+			QueenCPUUserPct: p.CPUUserPct, QueenCPUSysPct: p.CPUSysPct, QueenRSSMb: float64(p.RSSBytes) / (1 << 20),
+			DBPoolActive: p.PoolActive, DBPoolIdle: p.PoolIdle, DBPoolSize: p.PoolSize}
+	}
+	out.Queues = make([]statusQueueRef, len(o.Queues))
+	for i, qr := range o.Queues {
+		out.Queues[i] = statusQueueRef{ID: qr.ID, Name: qr.Name, Namespace: qr.Namespace, Task: qr.Task,
+			Partitions: qr.Partitions, TotalConsumed: qr.Consumed}
+	}
+	wt := o.Window
+	out.Messages.countersJSON = counters(o.Counters)
+	out.Messages.Requests = opCounts{float64(wt.PushRequests), float64(wt.PopRequests), float64(wt.AckRequests)}
+	out.Messages.BatchEfficiency = opCounts{perRequest(wt.PushMessages, wt.PushRequests),
+		perRequest(wt.PopMessages, wt.PopRequests), perRequest(wt.AckMessages, wt.AckRequests)}
+	out.Leases.Active, out.Leases.PartitionsWithLeases = o.ActiveLeases, o.LeasedPartitions
+	out.Leases.TotalBatchSize, out.Leases.TotalAcked = o.LeasedMessages, wt.AckSuccess
+	out.DeadLetterQueue.TotalMessages, out.DeadLetterQueue.AffectedPartitions = o.Counters.DeadLetter, o.DLQPartitions
+	out.DeadLetterQueue.TopErrors = make([]errorCountJSON, len(o.TopErrors))
+	for i, e := range o.TopErrors {
+		out.DeadLetterQueue.TopErrors[i] = errorCountJSON(e)
+	}
+	out.Workers = make([]workerJSON, len(o.Workers))
+	for i, wk := range o.Workers {
+		out.Workers[i] = workerJSON{Hostname: wk.Hostname, WorkerID: wk.WorkerID, PID: wk.PID, LastSeen: msTime(wk.LastSeen)}
+	}
+	out.Errors.DBErrors, out.Errors.AckFailed, out.Errors.DLQMessages = wt.DBErrors, wt.AckFailed, wt.DLQ
+	out.StatsAge = s.statsAge(o.StatsAt)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// statsAge is how many whole seconds old the stats are; nil before the stats job first ran.
+func (s *Server) statsAge(at *time.Time) *int64 {
+	if at == nil {
+		return nil
+	}
+	age := max(int64(s.b.Now().Sub(*at)/time.Second), 0)
+	return &age
+}
+
+func perRequest(messages, requests int64) float64 {
+	if requests == 0 {
+		return 0
+	}
+	return float64(messages) / float64(requests)
+}
+
+// statusQueues serves GET /api/v1/status/queues.
+func (s *Server) statusQueues(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	page := listPage(q, 100)
+	qs, err := s.b.StatusQueues(r.Context(), queryFilter(q, "namespace"), queryFilter(q, "task"), page.Limit, page.Offset)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queues": queueSummaries(qs), "pagination": pagination(page)})
+}
+
+// queueSummaries renders queues as the resource and status listings show them.
+func queueSummaries(qs []store.QueueSummary) []queueSummaryJSON {
+	out := make([]queueSummaryJSON, len(qs))
+	for i, q := range qs {
+		o := &out[i]
+		o.ID, o.Name, o.Namespace, o.Task, o.CreatedAt, o.Partitions = q.ID, q.Name, q.Namespace, q.Task, msTime(q.CreatedAt), q.Partitions
+		o.Messages.Total, o.Messages.Pending, o.Messages.Processing = q.Total, q.Pending, q.Processing
+	}
+	return out
+}
+
+type statusPartitionJSON struct {
+	ID        string       `json:"id"`
+	Name      string       `json:"name"`
+	CreatedAt msTime       `json:"createdAt"`
+	Messages  countersJSON `json:"messages"`
+	Stats     struct {
+		ConsumerGroups int `json:"consumerGroups"`
+		ActiveLeases   int `json:"activeLeases"`
+	} `json:"stats"`
+	Cursor struct {
+		TotalConsumed   int64 `json:"totalConsumed"`
+		BatchesConsumed int64 `json:"batchesConsumed"`
+	} `json:"cursor"`
+	LastActivity  msTime `json:"lastActivity"`
+	OldestMessage msTime `json:"oldestMessage"`
+	NewestMessage msTime `json:"newestMessage"`
+}
+
+type statusQueueJSON struct {
+	Queue struct {
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+		Task      string `json:"task"`
+		Priority  int    `json:"priority"`
+		CreatedAt msTime `json:"createdAt"`
+		Config    struct {
+			LeaseTime       int  `json:"leaseTime"`
+			RetryLimit      int  `json:"retryLimit"`
+			RetryDelay      int  `json:"retryDelay"`
+			TTL             int  `json:"ttl"`
+			MaxQueueSize    int  `json:"maxQueueSize"`
+			DeadLetterQueue bool `json:"deadLetterQueue"`
+		} `json:"config"`
+	} `json:"queue"`
+	Partitions []statusPartitionJSON `json:"partitions"`
+	Totals     struct {
+		Messages countersJSON `json:"messages"`
+		countersJSON
+	} `json:"totals"`
+}
+
+// statusQueue serves GET /api/v1/status/queues/:queue; includePartitions is ignored.
+func (s *Server) statusQueue(w http.ResponseWriter, r *http.Request) {
+	q, found, err := s.b.StatusQueue(r.Context(), PathParam(r, "queue"))
+	if !s.queueFound(w, r, found, err) {
+		return
+	}
+	var out statusQueueJSON
+	oq := &out.Queue
+	oq.ID, oq.Name, oq.Namespace, oq.Task, oq.Priority, oq.CreatedAt = q.ID, q.Name, q.Namespace, q.Task, q.Priority, msTime(q.CreatedAt)
+	oq.Config.LeaseTime, oq.Config.RetryLimit, oq.Config.RetryDelay = q.LeaseTime, q.RetryLimit, q.RetryDelay
+	oq.Config.TTL, oq.Config.MaxQueueSize, oq.Config.DeadLetterQueue = q.TTL, q.MaxSize, q.DeadLetterQueue
+	out.Partitions = make([]statusPartitionJSON, len(q.Partitions))
+	for i, p := range q.Partitions {
+		o := &out.Partitions[i]
+		o.ID, o.Name, o.CreatedAt, o.Messages = p.ID, p.Name, msTime(p.CreatedAt), counters(p.Counters)
+		o.Stats.ConsumerGroups, o.Stats.ActiveLeases = p.ConsumerGroups, p.ActiveLeases
+		o.Cursor.TotalConsumed, o.Cursor.BatchesConsumed = p.Consumed, p.Batches
+		o.LastActivity, o.OldestMessage, o.NewestMessage = msOpt(p.LastActivity), msOpt(p.Oldest), msOpt(p.Newest)
+	}
+	out.Totals.Messages = counters(q.Totals)
+	out.Totals.countersJSON = out.Totals.Messages
+	writeJSON(w, http.StatusOK, out)
+}
+
+// queueFound answers a failed read of one queue (503/500, or 404 for an unknown queue) and
+// reports whether the handler may go on.
+func (s *Server) queueFound(w http.ResponseWriter, r *http.Request, found bool, err error) bool {
+	switch {
+	case err != nil:
+		s.fail(w, r, err)
+	case !found:
+		writeError(w, http.StatusNotFound, "Queue not found")
+	default:
+		return true
+	}
+	return false
+}
+
+type statusMessageJSON struct {
+	ID            string `json:"id"`
+	TransactionID string `json:"transactionId"`
+	PartitionID   string `json:"partitionId"`
+	QueuePath     string `json:"queuePath"`
+	Queue         string `json:"queue"`
+	Partition     string `json:"partition"`
+	Status        string `json:"status"`
+	CreatedAt     msTime `json:"createdAt"`
+}
+
+// statusQueueMessages serves GET /api/v1/status/queues/:queue/messages.
+func (s *Server) statusQueueMessages(w http.ResponseWriter, r *http.Request) {
+	page := listPage(r.URL.Query(), 50)
+	msgs, found, err := s.b.StatusQueueMessages(r.Context(), PathParam(r, "queue"), page.Limit, page.Offset)
+	if !s.queueFound(w, r, found, err) {
+		return
+	}
+	out := make([]statusMessageJSON, len(msgs))
+	for i, m := range msgs {
+		out[i] = statusMessageJSON{ID: m.ID, TransactionID: m.TransactionID, PartitionID: m.PartitionID,
+			QueuePath: m.Queue + "/" + m.Partition, Queue: m.Queue, Partition: m.Partition, Status: m.Status,
+			CreatedAt: msTime(m.CreatedAt)}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// statusAnalytics serves GET /api/v1/status/analytics: messages written per bucket.
+func (s *Server) statusAnalytics(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	interval, given := queryString(q, "interval")
+	if !given {
+		interval = "hour"
+	}
+	if interval != "minute" && interval != "hour" && interval != "day" {
+		writeError(w, http.StatusBadRequest, "Invalid interval")
+		return
+	}
+	from, to, ok := s.window(w, q, 24*time.Hour)
+	if !ok {
+		return
+	}
+	points, err := s.b.MessagesWritten(r.Context(), queueFilter(q), interval, from, to)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	type point struct {
+		Timestamp msTime `json:"timestamp"`
+		Messages  int64  `json:"messages"`
+	}
+	out := make([]point, len(points))
+	for i, p := range points {
+		out[i] = point{msTime(p.At), p.N}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"dataPoints": out, "interval": interval,
+		"from": msTime(from), "to": msTime(to)})
+}
+
+// statusBuffers serves GET /api/v1/status/buffers. The file buffer comes with a later
+// milestone, so nothing is ever spooled; the route answers even without the database.
+func (s *Server) statusBuffers(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"pending": 0, "failed": 0,
+		"dbHealthy": s.b.Ping(r.Context()) == nil, "worker": s.cfg.WorkerID})
+}
+
+// refreshStats serves POST /api/v1/stats/refresh (admin-api.md §8): this instance's metrics
+// are flushed, then the counters recomputed, unless another run holds the stats lock.
+func (s *Server) refreshStats(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Jobs == nil {
+		writeError(w, http.StatusServiceUnavailable, "Stats job not available")
+		return
+	}
+	if err := s.cfg.Metrics.Flush(r.Context()); err != nil {
+		s.log.Warn("flushing metrics before a stats refresh", "err", err)
+	}
+	res, ran, err := s.cfg.Jobs.RefreshStats(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !ran {
+		writeJSON(w, http.StatusOK, map[string]any{"skipped": true, "reason": "another_instance_running"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"partition": res.Partition, "queue": res.Queue,
+		"namespace": res.Namespace, "task": res.Task, "system": res.System, "cleanup": res.Cleanup})
+}

@@ -1,0 +1,103 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/testserver"
+)
+
+// The dashboard series (admin-api.md §6) show what the instance flushed, per bucket.
+func TestAnalyticsRoutes(t *testing.T) {
+	b := stIsolated(t, testserver.Options{FakeClock: true})
+	b.configure(obj{"retentionEnabled": true, "retentionSeconds": 60})
+	b.stSeed()
+	if err := b.srv.Metrics.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.stRun(maintenance.Stats)
+	b.srv.Clock.Advance(61 * time.Second)
+	b.stRun(maintenance.Retention)
+
+	series := func(route, key string) []obj {
+		t.Helper()
+		out := admShape(t, stGet[obj](b, "/api/v1/analytics/"+route, http.StatusOK), "timeRange", "bucketMinutes", key)
+		admShape(t, out["timeRange"], "from", "to")
+		if out["bucketMinutes"] != 1.0 {
+			t.Errorf("%s: bucketMinutes %v", route, out["bucketMinutes"])
+		}
+		return admList(t, out[key])
+	}
+
+	workers := series("system-metrics?workerId=test", "workers")
+	if len(workers) != 1 || workers[0]["workerId"] != "test" {
+		t.Fatalf("system-metrics workers %v", workers)
+	}
+	pt := admShape(t, admList(t, admShape(t, workers[0], "hostname", "workerId", "pid", "points")["points"])[0],
+		"timestamp", "cpuUserPct", "cpuSysPct", "rssMb", "dbPoolSize", "dbPoolActive", "dbPoolIdle",
+		"requestsPerSecond", "parkedPops")
+	if pt["requestsPerSecond"].(float64) <= 0 {
+		t.Errorf("system-metrics point %v", pt)
+	}
+	if w := series("system-metrics?workerId=other", "workers"); len(w) != 0 {
+		t.Errorf("workerId filter: %v", w)
+	}
+
+	wp := admShape(t, admList(t, series("worker-metrics", "workers")[0]["points"])[0],
+		"timestamp", "push", "pop", "ack", "transaction", "dbErrors", "dlq")
+	if !admEqualJSON(admShape(t, wp["push"], "requests", "messages", "avgMs", "maxMs")["messages"], "4") ||
+		!admEqualJSON(admShape(t, wp["ack"], "requests", "messages", "success", "failed", "avgMs", "maxMs")["failed"], "1") ||
+		wp["dlq"] != 1.0 {
+		t.Errorf("worker-metrics point %v", wp)
+	}
+
+	ops := series("queue-ops?queue="+b.queue, "queues")
+	if len(ops) != 1 || ops[0]["queue"] != b.queue {
+		t.Fatalf("queue-ops %v", ops)
+	}
+	op := admList(t, ops[0]["points"])[0]
+	if op["pushMessages"] != 4.0 || op["popMessages"] != 3.0 || op["ackSuccess"] != 1.0 || op["dlq"] != 1.0 {
+		t.Errorf("queue-ops point %v", op)
+	}
+
+	lag := series("queue-lag?queue="+b.queue, "queues")
+	if len(lag) != 1 {
+		t.Fatalf("queue-lag %v", lag)
+	}
+	lp := admShape(t, admList(t, lag[0]["points"])[0], "timestamp", "avgPopLagMs", "maxPopLagMs",
+		"maxTimeLagSeconds", "pending", "processing")
+	if lp["pending"] != 1.0 || lp["processing"] != 1.0 {
+		t.Errorf("queue-lag point %v, want the stats run's pending 1 and processing 1", lp)
+	}
+	if parked := series("queue-parked-replicas", "queues"); len(parked) != 0 {
+		t.Errorf("queue-parked-replicas %v, nothing was parked", parked)
+	}
+
+	ret := admShape(t, stGet[obj](b, "/api/v1/analytics/retention?queue="+b.queue, http.StatusOK), "timeRange", "runs", "totals")
+	runs := admList(t, ret["runs"])
+	if len(runs) != 2 { // p (a and c; b is leased) and p2 (d)
+		t.Fatalf("retention runs %v", runs)
+	}
+	admShape(t, runs[0], "runId", "runAt", "queue", "partition", "type", "removed", "unconsumed", "deadLettered")
+	if !admEqualJSON(ret["totals"], `[{"type":"retention","removed":3,"unconsumed":1,"deadLettered":0}]`) {
+		t.Errorf("retention totals %v", ret["totals"])
+	}
+
+	pg := admShape(t, stGet[obj](b, "/api/v1/analytics/postgres-stats", http.StatusOK), "database", "tables")
+	db := admShape(t, pg["database"], "name", "sizeBytes", "commits", "rollbacks", "cacheHitRatio", "deadlocks",
+		"tempBytes", "connections")
+	if db["sizeBytes"].(float64) <= 0 {
+		t.Errorf("database %v", db)
+	}
+	if tables := admField(admList(t, pg["tables"]), "name"); !slices.Contains(tables, "messages") {
+		t.Errorf("tables %v lack messages", tables)
+	}
+
+	for _, route := range []string{"system-metrics", "worker-metrics", "queue-lag", "queue-ops", "queue-parked-replicas", "retention"} {
+		admError(b, "GET", "/api/v1/analytics/"+route+"?from=never", nil, http.StatusBadRequest, `{"error":"Invalid from timestamp"}`)
+	}
+}

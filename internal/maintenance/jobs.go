@@ -1,0 +1,156 @@
+package maintenance
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/store"
+)
+
+// statsBatch is how many partitions one stats statement recomputes; each is a few index
+// range counts, so a batch stays well under a second on large queues.
+const statsBatch = 500
+
+// retention applies the retention rules batch by batch (concepts.md §11), then removes
+// expired dedup keys, idle empty partitions and old history. A run's removals are recorded
+// under one run id in the retention history, in the transaction that removes them.
+func (r *Runner) retention(ctx context.Context, l *store.Leader) error {
+	run := uuid.NewString()
+	removed, err := drain(ctx, r.cfg.RetentionBatchSize, func() ([]store.RemovalCount, error) {
+		return l.RetentionBatch(ctx, run, r.cfg.RetentionBatchSize)
+	})
+	for _, q := range perQueue(removed) {
+		if q.Unconsumed > 0 {
+			r.log.Warn("retention removed unconsumed messages", "queue", q.Queue, "removed", q.Removed,
+				"unconsumed", q.Unconsumed)
+		} else {
+			r.log.Info("retention removed messages", "queue", q.Queue, "removed", q.Removed)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	limit := r.cfg.RetentionBatchSize
+	if err := repeat(func() (bool, error) {
+		n, err := l.CleanupTombstones(ctx, limit)
+		return n >= int64(limit), err
+	}); err != nil {
+		return err
+	}
+	if r.cfg.PartitionCleanupDays > 0 {
+		if err := repeat(func() (bool, error) {
+			n, err := l.CleanupPartitions(ctx, r.cfg.PartitionCleanupDays, limit)
+			return n >= int64(limit), err
+		}); err != nil {
+			return err
+		}
+	}
+	return repeat(func() (bool, error) {
+		_, more, err := l.CleanupHistory(ctx, max(r.cfg.StatsHistoryRetentionDays, 1), max(r.cfg.MetricsRetentionDays, 1), limit)
+		return more, err
+	})
+}
+
+// eviction dead-letters and removes messages past their queue's maxWaitTimeSeconds.
+func (r *Runner) eviction(ctx context.Context, l *store.Leader) error {
+	run := uuid.NewString()
+	evicted, err := drain(ctx, r.cfg.EvictionBatchSize, func() ([]store.RemovalCount, error) {
+		return l.EvictionBatch(ctx, run, r.cfg.EvictionBatchSize)
+	})
+	for _, q := range perQueue(evicted) {
+		r.log.Info("evicted messages past their max wait time to the DLQ", "queue", q.Queue,
+			"messages", q.Removed, "dlqEntries", q.DeadLettered)
+		if r.cfg.Recorder != nil {
+			r.cfg.Recorder.DeadLettered(q.Queue, q.DeadLettered)
+		}
+	}
+	return err
+}
+
+// leaseHousekeeping wakes the parked pops of queues where leases expired or retry delays ended.
+func (r *Runner) leaseHousekeeping(ctx context.Context, l *store.Leader) error {
+	first := r.cfg.LeaseHousekeepingInterval
+	if first <= 0 {
+		first = defaultHousekeepingWindow
+	}
+	h, err := l.LeaseHousekeeping(ctx, r.cfg.WorkerID, first)
+	if err == nil && h.ExpiredLeases > 0 && r.cfg.Recorder != nil {
+		r.cfg.Recorder.LeasesExpired(h.ExpiredLeases)
+	}
+	return err
+}
+
+// defaultHousekeepingWindow is how far the very first housekeeping run looks back when the
+// job has no interval of its own (it only runs on demand then).
+const defaultHousekeepingWindow = time.Second // as LEASE_HOUSEKEEPING_INTERVAL_MS defaults
+
+// stats recomputes every partition's counters in batches, then the wider levels.
+func (r *Runner) stats(ctx context.Context, l *store.Leader) (store.StatsRefresh, error) {
+	run := uuid.NewString()
+	after := ""
+	for {
+		last, err := l.StatsPartitions(ctx, run, after, statsBatch)
+		if err != nil {
+			return store.StatsRefresh{}, err
+		}
+		if last == "" {
+			break
+		}
+		after = last
+	}
+	return l.StatsRollup(ctx, run)
+}
+
+// drain calls batch until a batch removes fewer than limit messages (nothing more is due, or
+// what remains is held by live leases and waits for a later run), and collects the counts.
+func drain(ctx context.Context, limit int, batch func() ([]store.RemovalCount, error)) ([]store.RemovalCount, error) {
+	var all []store.RemovalCount
+	for ctx.Err() == nil {
+		got, err := batch()
+		if err != nil {
+			return all, err
+		}
+		all = append(all, got...)
+		var n int64
+		for _, c := range got {
+			n += c.Removed
+		}
+		if n < int64(limit) {
+			return all, nil
+		}
+	}
+	return all, ctx.Err()
+}
+
+// repeat calls step while it reports more to do.
+func repeat(step func() (more bool, err error)) error {
+	for {
+		more, err := step()
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// perQueue sums removal counts per queue, in name order.
+func perQueue(cs []store.RemovalCount) []store.RemovalCount {
+	by := map[string]*store.RemovalCount{}
+	var out []store.RemovalCount
+	for _, c := range cs {
+		s := by[c.Queue]
+		if s == nil {
+			s = &store.RemovalCount{Queue: c.Queue}
+			by[c.Queue] = s
+		}
+		s.Removed += c.Removed
+		s.Unconsumed += c.Unconsumed
+		s.DeadLettered += c.DeadLettered
+	}
+	for _, s := range by {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
+	return out
+}

@@ -1,0 +1,234 @@
+// Package maintenance runs the background jobs of operations.md §5 — retention, eviction,
+// lease housekeeping and stats — on whichever broker instance wins each job's advisory lock.
+//
+// Every job run holds its own PostgreSQL advisory lock on a connection of its own while it
+// works (store.TryLead), so one instance at a time runs a given job across the cluster, and a
+// dead instance's lock frees with its connection. Work happens in bounded batches, each its
+// own transaction, so pushes, pops and acks never wait long on a job. "Now" comes from the
+// store's clock (store.SetClock), so tests drive the jobs with a fake clock instead of sleeping.
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// Job names: the keys of the jobs' advisory locks and of their states.
+const (
+	Retention         = "retention"
+	Eviction          = "eviction"
+	LeaseHousekeeping = "lease_housekeeping"
+	Stats             = "stats"
+)
+
+// Jobs lists every job in the order /health reports them.
+var Jobs = []string{Retention, Eviction, LeaseHousekeeping, Stats}
+
+// Config holds the jobs' intervals and limits (operations.md §1.3). A zero interval keeps that
+// job from running on its own; RunOnce still runs it.
+type Config struct {
+	WorkerID                  string // recorded with the lease housekeeping window
+	RetentionInterval         time.Duration
+	EvictionInterval          time.Duration
+	LeaseHousekeepingInterval time.Duration
+	StatsInterval             time.Duration
+	RetentionBatchSize        int
+	EvictionBatchSize         int
+	PartitionCleanupDays      int
+	MetricsRetentionDays      int
+	StatsHistoryRetentionDays int
+	// Recorder receives the DLQ entries eviction writes and the leases housekeeping finds
+	// expired, for the metrics; nil records nothing.
+	Recorder Recorder
+}
+
+// Recorder counts what the jobs do that the metrics report.
+type Recorder interface {
+	DeadLettered(queue string, n int64)
+	LeasesExpired(n int64)
+}
+
+// JobState is what this instance knows of one job, for /health.
+type JobState struct {
+	// State is idle (this instance ran it last time), running, standby (another instance held
+	// the lock on the last attempt), failed (the last run failed) or stopped (not started).
+	State        string
+	Leader       bool // this instance held the lock on the last attempt
+	LastRunAt    *time.Time
+	LastDuration time.Duration
+	LastError    string
+	Runs         int64 // runs completed on this instance
+}
+
+// Job states.
+const (
+	StateIdle    = "idle"
+	StateRunning = "running"
+	StateStandby = "standby"
+	StateFailed  = "failed"
+	StateStopped = "stopped"
+)
+
+// Runner schedules the jobs on one instance. It is safe for concurrent use; a nil *Runner
+// reports no states and runs nothing.
+type Runner struct {
+	st   *store.Store
+	cfg  Config
+	log  *slog.Logger
+	jobs map[string]jobSpec
+
+	mu     sync.Mutex
+	states map[string]*JobState
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+type jobSpec struct {
+	interval time.Duration
+	work     func(context.Context, *store.Leader) error
+}
+
+// New returns a runner over st; Start schedules its jobs.
+func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg.RetentionBatchSize = max(cfg.RetentionBatchSize, 1)
+	cfg.EvictionBatchSize = max(cfg.EvictionBatchSize, 1)
+	r := &Runner{st: st, cfg: cfg, log: log.With("component", "maintenance"), states: map[string]*JobState{}}
+	r.jobs = map[string]jobSpec{
+		Retention:         {cfg.RetentionInterval, r.retention},
+		Eviction:          {cfg.EvictionInterval, r.eviction},
+		LeaseHousekeeping: {cfg.LeaseHousekeepingInterval, r.leaseHousekeeping},
+		Stats:             {cfg.StatsInterval, func(ctx context.Context, l *store.Leader) error { _, err := r.stats(ctx, l); return err }},
+	}
+	for _, j := range Jobs {
+		r.states[j] = &JobState{State: StateStopped}
+	}
+	return r
+}
+
+// Start runs each job with a non-zero interval now and then every interval until Stop.
+func (r *Runner) Start(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	r.mu.Lock()
+	r.cancel = cancel
+	r.mu.Unlock()
+	for _, name := range Jobs {
+		spec := r.jobs[name]
+		if spec.interval <= 0 {
+			continue
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.loop(ctx, name, spec.interval)
+		}()
+	}
+}
+
+// Stop ends the schedule and waits for running jobs to return; a job stopped mid-batch
+// releases its lock (its batch either committed or rolled back whole).
+func (r *Runner) Stop() {
+	r.mu.Lock()
+	cancel := r.cancel
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	r.wg.Wait()
+	r.mu.Lock()
+	for _, s := range r.states {
+		s.State, s.Leader = StateStopped, false
+	}
+	r.mu.Unlock()
+}
+
+func (r *Runner) loop(ctx context.Context, name string, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if _, err := r.RunOnce(ctx, name); err != nil && ctx.Err() == nil {
+			r.log.Warn("background job failed", "job", name, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// ErrUnknownJob is returned by RunOnce for a name not in Jobs.
+var ErrUnknownJob = errors.New("unknown job")
+
+// RunOnce runs one job now if this instance can take its lock; ran is false when another
+// instance (or another run on this one) holds it.
+func (r *Runner) RunOnce(ctx context.Context, name string) (ran bool, err error) {
+	spec, ok := r.jobs[name]
+	if !ok {
+		return false, ErrUnknownJob
+	}
+	return r.lead(ctx, name, spec.work)
+}
+
+// RefreshStats recomputes the stats now (admin-api.md §8). ran is false, with nothing done,
+// when another run holds the stats lock.
+func (r *Runner) RefreshStats(ctx context.Context) (res store.StatsRefresh, ran bool, err error) {
+	ran, err = r.lead(ctx, Stats, func(ctx context.Context, l *store.Leader) error {
+		var err error
+		res, err = r.stats(ctx, l)
+		return err
+	})
+	return res, ran, err
+}
+
+// lead runs work under name's lock and records the outcome in the job's state.
+func (r *Runner) lead(ctx context.Context, name string, work func(context.Context, *store.Leader) error) (bool, error) {
+	start := time.Now()
+	ran, err := r.st.TryLead(ctx, name, func(l *store.Leader) error {
+		r.update(name, func(s *JobState) { s.State, s.Leader = StateRunning, true })
+		return work(ctx, l)
+	})
+	r.update(name, func(s *JobState) {
+		switch {
+		case ran:
+			at := start
+			s.LastRunAt, s.LastDuration, s.Runs = &at, time.Since(start), s.Runs+1
+			s.State, s.LastError = StateIdle, ""
+			if err != nil {
+				s.State, s.LastError = StateFailed, err.Error()
+			}
+		case err != nil:
+			s.State, s.Leader, s.LastError = StateFailed, false, err.Error()
+		default:
+			s.State, s.Leader = StateStandby, false
+		}
+	})
+	return ran, err
+}
+
+func (r *Runner) update(name string, fn func(*JobState)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fn(r.states[name])
+}
+
+// States returns a copy of every job's state; nil for a nil runner.
+func (r *Runner) States() map[string]JobState {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]JobState, len(r.states))
+	for k, v := range r.states {
+		out[k] = *v
+	}
+	return out
+}

@@ -1,0 +1,182 @@
+package maintenance_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/pgtest"
+	"github.com/queen-go/queen/internal/store"
+)
+
+var testDSN string
+
+func TestMain(m *testing.M) {
+	pgtest.Main(m, func(dsn string) int {
+		testDSN = dsn
+		return m.Run()
+	})
+}
+
+// testBundle is two broker instances' stores and runners on one schema of the test's own.
+type testBundle struct {
+	stores  [2]*store.Store
+	runners [2]*maintenance.Runner
+}
+
+func setup(t *testing.T, cfg maintenance.Config) *testBundle {
+	t.Helper()
+	t.Parallel()
+	ctx := context.Background()
+	schema := fmt.Sprintf("mt_%d", time.Now().UnixNano())
+	b := &testBundle{}
+	for i := range b.stores {
+		st, err := store.Open(ctx, store.Options{DSN: testDSN, Schema: schema, MaxConns: 4, ConnectTimeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		b.stores[i] = st
+		c := cfg
+		c.WorkerID = fmt.Sprintf("w%d", i)
+		b.runners[i] = maintenance.New(st, c, nil)
+	}
+	if err := b.stores[0].Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// While one instance holds a job's lock, the other cannot run that job, but can run the
+// others; once the lock is released, it can.
+func TestOneLeaderPerJob(t *testing.T) {
+	b := setup(t, maintenance.Config{})
+	ctx := context.Background()
+	for _, job := range maintenance.Jobs {
+		led, err := b.stores[0].TryLead(ctx, job, func(*store.Leader) error {
+			for _, other := range maintenance.Jobs {
+				ran, err := b.runners[1].RunOnce(ctx, other)
+				if err != nil {
+					t.Errorf("%s while %s is held: %v", other, job, err)
+				}
+				if ran != (other != job) {
+					t.Errorf("%s ran=%v while instance 0 holds %s", other, ran, job)
+				}
+			}
+			if _, ran, _ := b.runners[1].RefreshStats(ctx); ran != (job != maintenance.Stats) {
+				t.Errorf("stats refresh ran=%v while instance 0 holds %s", ran, job)
+			}
+			return nil
+		})
+		if err != nil || !led {
+			t.Fatalf("hold %s: led=%v err=%v", job, led, err)
+		}
+		if st := b.runners[1].States()[job]; st.State != maintenance.StateStandby || st.Leader {
+			t.Errorf("%s state of the instance that stood by: %+v", job, st)
+		}
+		if ran, err := b.runners[1].RunOnce(ctx, job); err != nil || !ran {
+			t.Fatalf("%s after release: ran=%v err=%v", job, ran, err)
+		}
+		if st := b.runners[1].States()[job]; st.State != maintenance.StateIdle || !st.Leader || st.LastRunAt == nil {
+			t.Errorf("%s state after leading: %+v", job, st)
+		}
+	}
+}
+
+// Two runners hammering the same job concurrently never run it at the same time: every
+// attempt either runs alone or stands by.
+func TestConcurrentRunnersNeverOverlap(t *testing.T) {
+	b := setup(t, maintenance.Config{})
+	ctx := context.Background()
+	var running, overlaps, ran, skipped atomic.Int64
+	var wg sync.WaitGroup
+	for i := range b.runners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 30 {
+				// The lock is observed from inside: TryLead holds it exactly while fn runs.
+				led, err := b.stores[i].TryLead(ctx, maintenance.Stats, func(*store.Leader) error {
+					if running.Add(1) > 1 {
+						overlaps.Add(1)
+					}
+					time.Sleep(2 * time.Millisecond)
+					running.Add(-1)
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if led {
+					ran.Add(1)
+				} else {
+					skipped.Add(1)
+				}
+				if _, err := b.runners[i].RunOnce(ctx, maintenance.Stats); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if overlaps.Load() != 0 {
+		t.Fatalf("%d overlapping runs", overlaps.Load())
+	}
+	if ran.Load() == 0 || skipped.Load() == 0 {
+		t.Logf("ran %d, skipped %d: no contention happened this time", ran.Load(), skipped.Load())
+	}
+}
+
+// Start runs every job with an interval; Stop ends them and frees their locks for another
+// instance at once.
+func TestStartStopReleasesLocks(t *testing.T) {
+	b := setup(t, maintenance.Config{RetentionInterval: time.Hour, EvictionInterval: time.Hour,
+		LeaseHousekeepingInterval: 20 * time.Millisecond, StatsInterval: time.Hour,
+		RetentionBatchSize: 100, EvictionBatchSize: 100, PartitionCleanupDays: 30,
+		MetricsRetentionDays: 90, StatsHistoryRetentionDays: 7})
+	b.runners[0].Start(context.Background())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		states := b.runners[0].States()
+		done := true
+		for _, j := range maintenance.Jobs {
+			if states[j].Runs == 0 {
+				done = false
+			}
+			if states[j].LastError != "" {
+				t.Fatalf("%s failed: %s", j, states[j].LastError)
+			}
+		}
+		if done && states[maintenance.LeaseHousekeeping].Runs >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs did not all run: %+v", states)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.runners[0].Stop()
+	for j, st := range b.runners[0].States() {
+		if st.State != maintenance.StateStopped || st.Leader {
+			t.Errorf("%s after Stop: %+v", j, st)
+		}
+	}
+	for _, j := range maintenance.Jobs {
+		if ran, err := b.runners[1].RunOnce(context.Background(), j); err != nil || !ran {
+			t.Errorf("%s on the other instance after Stop: ran=%v err=%v", j, ran, err)
+		}
+	}
+}
+
+func TestUnknownJob(t *testing.T) {
+	b := setup(t, maintenance.Config{})
+	if _, err := b.runners[0].RunOnce(context.Background(), "vacuum"); err != maintenance.ErrUnknownJob {
+		t.Fatalf("err %v, want ErrUnknownJob", err)
+	}
+}

@@ -1,0 +1,281 @@
+// Package metrics keeps this instance's counters (admin-api.md §11, operations.md §5): the
+// broker and the background jobs report each operation to a Collector, which samples process
+// and pool gauges every METRICS_SAMPLE_INTERVAL_MS and flushes per-minute deltas to the
+// database every METRICS_AGGREGATE_INTERVAL_S, where every instance's figures meet for the
+// cluster-wide families, the status routes and the analytics routes.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/waiter"
+)
+
+// Options configure a Collector.
+type Options struct {
+	WorkerID       string        // WORKER_ID
+	Store          *store.Store  // where minutes are flushed and cluster figures read; nil: neither
+	Hub            *waiter.Hub   // parked pops; nil: none
+	SampleInterval time.Duration // METRICS_SAMPLE_INTERVAL_MS, default 1 s
+	FlushInterval  time.Duration // METRICS_AGGREGATE_INTERVAL_S, default 60 s
+	Log            *slog.Logger
+}
+
+// Collector counts what this instance does. It implements broker.Recorder and
+// maintenance.Recorder; it is safe for concurrent use.
+type Collector struct {
+	opts     Options
+	instance store.Instance
+	now      func() time.Time
+	started  time.Time
+
+	mu       sync.Mutex
+	requests int64 // HTTP requests since start
+	written  int64 // messages written since start
+	minutes  map[time.Time]*minute
+	// unflushed holds batches of minutes whose flush failed, oldest first; flushMu keeps two
+	// flushes from writing the same batch.
+	unflushed []map[time.Time]*minute
+	flushMu   sync.Mutex
+	rates     []rateSample // the last minute of samples, oldest first
+	lastCPU   cpuTimes
+}
+
+// minute holds the deltas of one minute not yet flushed.
+type minute struct {
+	w      store.WorkerMinute
+	queues map[string]*store.QueueMinute
+}
+
+type rateSample struct {
+	at                time.Time
+	requests, written int64
+}
+
+var _ broker.Recorder = (*Collector)(nil)
+
+// New returns a collector; Run starts its sampling and flushing.
+func New(o Options) *Collector {
+	if o.SampleInterval <= 0 {
+		o.SampleInterval = time.Second
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = time.Minute
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	host, _ := os.Hostname()
+	c := &Collector{opts: o, now: time.Now, started: time.Now(), minutes: map[time.Time]*minute{},
+		instance: store.Instance{WorkerID: o.WorkerID, Hostname: host, PID: os.Getpid()}}
+	if o.Store != nil {
+		c.now = o.Store.Now // minute buckets follow the clock the database work uses
+	}
+	c.lastCPU = processCPU()
+	return c
+}
+
+// current returns the deltas of the running minute; c.mu must be held.
+func (c *Collector) current() *minute {
+	at := c.now().UTC().Truncate(time.Minute)
+	m := c.minutes[at]
+	if m == nil {
+		m = &minute{w: store.WorkerMinute{Minute: at}, queues: map[string]*store.QueueMinute{}}
+		c.minutes[at] = m
+	}
+	return m
+}
+
+// op counts one broker operation: its request, its latency and a database failure.
+func (m *minute) op(requests *int64, msSum, msMax *float64, took time.Duration, err error) {
+	*requests++
+	ms := float64(took) / float64(time.Millisecond)
+	*msSum += ms
+	*msMax = max(*msMax, ms)
+	if err != nil && !errors.Is(err, context.Canceled) { // a caller that went away is no failure
+		m.w.DBErrors++
+	}
+}
+
+func (m *minute) queue(name string) *store.QueueMinute {
+	q := m.queues[name]
+	if q == nil {
+		q = &store.QueueMinute{Minute: m.w.Minute, Queue: name}
+		m.queues[name] = q
+	}
+	return q
+}
+
+// Request counts one HTTP request.
+func (c *Collector) Request() {
+	c.mu.Lock()
+	c.requests++
+	c.current().w.Requests++
+	c.mu.Unlock()
+}
+
+// Pushed implements broker.Recorder.
+func (c *Collector) Pushed(items []broker.PushItem, out []broker.PushOutcome, took time.Duration, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.current()
+	m.op(&m.w.PushRequests, &m.w.PushMsSum, &m.w.PushMsMax, took, err)
+	seen := map[string]bool{}
+	for _, it := range items {
+		if !seen[it.Queue] {
+			seen[it.Queue] = true
+			m.queue(it.Queue).PushRequests++
+		}
+	}
+	for _, o := range out {
+		if o.Status == store.StatusQueued {
+			c.written++
+			m.w.PushMessages++
+			m.queue(o.Queue).PushMessages++
+		}
+	}
+}
+
+// Popped implements broker.Recorder. Auto-acked deliveries also count as acknowledged.
+func (c *Collector) Popped(req broker.PopRequest, res broker.PopResult, took time.Duration, err error) {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.current()
+	m.op(&m.w.PopRequests, &m.w.PopMsSum, &m.w.PopMsMax, took, err)
+	if len(res.Messages) == 0 {
+		m.w.PopEmpty++
+		if req.Queue != "" {
+			q := m.queue(req.Queue)
+			q.PopRequests++
+			q.PopEmpty++
+		}
+		return
+	}
+	seen := map[string]bool{}
+	for _, msg := range res.Messages {
+		q := m.queue(msg.Queue)
+		if !seen[msg.Queue] {
+			seen[msg.Queue] = true
+			q.PopRequests++
+		}
+		q.PopMessages++
+		m.w.PopMessages++
+		lag := float64(max(now.Sub(msg.CreatedAt), 0)) / float64(time.Millisecond)
+		q.LagMsSum += lag
+		q.LagCount++
+		q.LagMsMax = max(q.LagMsMax, lag)
+		m.w.LagMsSum += lag
+		m.w.LagCount++
+		m.w.LagMsMax = max(m.w.LagMsMax, lag)
+		if req.AutoAck {
+			q.AckMessages++
+			q.AckSuccess++
+			m.w.AckMessages++
+			m.w.AckSuccess++
+		}
+	}
+}
+
+// Acked implements broker.Recorder: an item succeeds when it was accepted with status
+// completed; every other item (rejected, failed, retry, dlq) counts as failed.
+func (c *Collector) Acked(items []broker.AckItem, res []broker.AckResult, took time.Duration, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.current()
+	m.op(&m.w.AckRequests, &m.w.AckMsSum, &m.w.AckMsMax, took, err)
+	seen := map[string]bool{}
+	for i, r := range res {
+		queue := ""
+		if r.Queue != nil {
+			queue = *r.Queue
+		}
+		ok := r.Success && i < len(items) && items[i].Status == store.AckCompleted
+		c.ackItem(m, queue, ok, r.DLQ, seen)
+	}
+}
+
+// ackItem counts one acknowledged message; queue "" is counted only for the instance.
+func (c *Collector) ackItem(m *minute, queue string, ok, dlq bool, seen map[string]bool) {
+	m.w.AckMessages++
+	if ok {
+		m.w.AckSuccess++
+	} else {
+		m.w.AckFailed++
+	}
+	if dlq {
+		m.w.DLQ++
+	}
+	if queue == "" {
+		return
+	}
+	q := m.queue(queue)
+	if !seen[queue] {
+		seen[queue] = true
+		q.AckRequests++
+	}
+	q.AckMessages++
+	if ok {
+		q.AckSuccess++
+	} else {
+		q.AckFailed++
+	}
+	if dlq {
+		q.DLQ++
+	}
+}
+
+// Transacted implements broker.Recorder. A rolled-back transaction counts as a transaction
+// of the queues it pushed to and nothing else.
+func (c *Collector) Transacted(entries []broker.TxnEntry, out broker.TxnOutcome, took time.Duration, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.current()
+	m.op(&m.w.Transactions, &m.w.TxnMsSum, &m.w.TxnMsMax, took, err)
+	touched := map[string]bool{}
+	for _, e := range entries {
+		if e.Ack == nil {
+			touched[e.Push.Queue] = true
+		}
+	}
+	acks := map[string]bool{}
+	for _, r := range out.Results {
+		touched[r.Queue] = true
+		if r.Kind != "ack" {
+			if !r.Duplicate {
+				c.written++
+				m.w.PushMessages++
+				m.queue(r.Queue).PushMessages++
+			}
+			continue
+		}
+		ok := r.Index < len(entries) && entries[r.Index].Ack != nil && entries[r.Index].Ack.Status == store.AckCompleted
+		c.ackItem(m, r.Queue, ok, r.DLQ, acks)
+	}
+	for q := range touched {
+		m.queue(q).Transactions++
+	}
+}
+
+// DeadLettered counts DLQ entries written by a background job (eviction).
+func (c *Collector) DeadLettered(queue string, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.current()
+	m.w.DLQ += n
+	m.queue(queue).DLQ += n
+}
+
+// LeasesExpired counts leases lease housekeeping found expired.
+func (c *Collector) LeasesExpired(n int64) {
+	c.mu.Lock()
+	c.current().w.LeasesExpired += n
+	c.mu.Unlock()
+}

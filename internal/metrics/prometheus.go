@@ -1,0 +1,157 @@
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/expfmt"
+)
+
+// ContentType is the exposition format GET /metrics/prometheus answers with (admin-api.md §11.2).
+const ContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+// clusterTimeout bounds the one query behind the cluster families, so a slow database costs
+// a scrape those families, not the scrape.
+const clusterTimeout = 2 * time.Second
+
+// family is the help text and type of a cluster-wide family read from the database.
+type family struct {
+	help    string
+	counter bool
+}
+
+// clusterFamilies are the families the cluster query may return; anything else is ignored.
+var clusterFamilies = map[string]family{
+	"queen_cluster_push_requests_total":    {"Push requests served by every instance.", true},
+	"queen_cluster_pop_requests_total":     {"Pop requests served by every instance.", true},
+	"queen_cluster_ack_requests_total":     {"Ack requests served by every instance.", true},
+	"queen_cluster_transactions_total":     {"Transactions served by every instance.", true},
+	"queen_cluster_push_messages_total":    {"Messages written by every instance.", true},
+	"queen_cluster_pop_messages_total":     {"Messages delivered by every instance.", true},
+	"queen_cluster_ack_messages_total":     {"Messages acknowledged through every instance.", true},
+	"queen_cluster_ack_total":              {"Acknowledgements by result: success is an accepted completed ack.", true},
+	"queen_cluster_db_errors_total":        {"Operations that failed on the database.", true},
+	"queen_cluster_dlq_total":              {"Entries written to the dead-letter queue.", true},
+	"queen_cluster_leases_expired_total":   {"Leases that expired before their batch was acknowledged.", true},
+	"queen_queue_push_requests_per_minute": {"Push requests per queue in the last full minute.", false},
+	"queen_queue_push_messages_per_minute": {"Messages written per queue in the last full minute.", false},
+	"queen_queue_pop_messages_per_minute":  {"Messages delivered per queue in the last full minute.", false},
+	"queen_queue_pop_empty_per_minute":     {"Pops that found nothing per queue in the last full minute.", false},
+	"queen_queue_transactions_per_minute":  {"Transactions per queue in the last full minute.", false},
+	"queen_queue_ack_per_minute":           {"Acknowledgements per queue and result in the last full minute.", false},
+	"queen_queue_pop_lag_milliseconds":     {"Age of delivered messages at delivery in the last full minute.", false},
+	"queen_queue_parked_consumers":         {"Parked long-poll pops per queue in the last full minute (largest sample).", false},
+	"queen_queue_metrics_age_seconds":      {"Seconds since the queue's metrics were last flushed.", false},
+	"queen_worker_requests_per_minute":     {"Requests per instance and operation in the last full minute.", false},
+	"queen_worker_messages_per_minute":     {"Messages per instance and operation in the last full minute.", false},
+	"queen_worker_ack_per_minute":          {"Acknowledgements per instance and result in the last full minute.", false},
+	"queen_worker_db_connections":          {"Open database connections per instance (largest sample of the last full minute).", false},
+	"queen_worker_db_errors_per_minute":    {"Database failures per instance in the last full minute.", false},
+	"queen_worker_dlq_per_minute":          {"DLQ entries per instance in the last full minute.", false},
+	"queen_worker_metrics_age_seconds":     {"Seconds since the instance last flushed its metrics.", false},
+	"queen_dlq_depth":                      {"DLQ entries stored, from the stats job.", false},
+	"queen_dlq_depth_by_queue":             {"DLQ entries stored per queue, from the stats job.", false},
+}
+
+// Handler serves GET /metrics/prometheus from a registry of its own: this instance's
+// families, the cluster families read from the database with one query (omitted when it
+// fails), and the standard Go and process collectors.
+func (c *Collector) Handler() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(promCollector{c}, collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mfs, err := reg.Gather()
+		if err != nil {
+			c.opts.Log.Warn("gathering metrics", "err", err) // what was gathered is still served
+		}
+		var buf bytes.Buffer
+		enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+		for _, mf := range mfs {
+			if err := enc.Encode(mf); err != nil {
+				http.Error(w, "encoding metrics failed", http.StatusInternalServerError)
+				return
+			}
+		}
+		w.Header().Set("Content-Type", ContentType)
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(buf.Bytes()) // a failed write means the scraper went away
+	})
+}
+
+// promCollector turns a Collector into Prometheus samples at scrape time. It is unchecked
+// (Describe sends nothing) because the cluster families and their label values come from the
+// database and vary between scrapes.
+type promCollector struct{ c *Collector }
+
+func (promCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (p promCollector) Collect(ch chan<- prometheus.Metric) {
+	c := p.c
+	dbHealthy := 0.0
+	if c.opts.Store != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+		samples, err := c.opts.Store.ClusterMetrics(ctx)
+		cancel()
+		if err != nil {
+			c.opts.Log.Debug("cluster metrics omitted from this scrape", "err", err)
+		} else {
+			dbHealthy = 1
+			for _, s := range samples {
+				if f, ok := clusterFamilies[s.Family]; ok {
+					emit(ch, s.Family, f.help, f.counter, s.Value, s.Labels...)
+				}
+			}
+		}
+	}
+	s := c.Snapshot()
+	_, virtual := processMemory()
+	instance := []struct {
+		name, help string
+		counter    bool
+		value      float64
+	}{
+		{"queen_uptime_seconds", "Seconds since this instance started.", false, s.Uptime.Seconds()},
+		{"queen_cpu_user_microseconds_total", "CPU time in user mode.", true, float64(s.CPUUserMicros)},
+		{"queen_cpu_system_microseconds_total", "CPU time in kernel mode.", true, float64(s.CPUSysMicros)},
+		{"queen_process_resident_memory_bytes", "Resident memory.", false, float64(s.RSS)},
+		{"queen_process_virtual_memory_bytes", "Virtual memory.", false, float64(virtual)},
+		{"queen_db_pool_size", "Most database connections (DB_POOL_SIZE).", false, float64(s.Pool.Max)},
+		{"queen_db_pool_idle", "Idle database connections.", false, float64(s.Pool.Idle)},
+		{"queen_db_pool_active", "Database connections in use.", false, float64(s.Pool.Acquired)},
+		// The file buffer and the maintenance modes belong to a later milestone; until then
+		// nothing is ever spooled and both modes are off.
+		{"queen_file_buffer_pending", "Spooled pushes not yet replayed.", false, 0},
+		{"queen_file_buffer_failed", "Spooled pushes whose replay is failing.", false, 0},
+		{"queen_file_buffer_db_healthy", "1 when the database answered this scrape.", false, dbHealthy},
+		{"queen_maintenance_mode_enabled", "1 when push maintenance mode is on.", false, 0},
+		{"queen_pop_maintenance_mode_enabled", "1 when pop maintenance mode is on.", false, 0},
+		{"queen_parked_pops", "Long-poll pops parked on this instance.", false, float64(s.Parked)},
+	}
+	for _, m := range instance {
+		emit(ch, m.name, m.help, m.counter, m.value)
+	}
+}
+
+// emit sends one constant sample; labels alternate names and values.
+func emit(ch chan<- prometheus.Metric, name, help string, counter bool, v float64, labels ...string) {
+	var names, values []string
+	for i := 0; i+1 < len(labels); i += 2 {
+		names = append(names, labels[i])
+		values = append(values, labels[i+1])
+	}
+	kind := prometheus.GaugeValue
+	if counter {
+		kind = prometheus.CounterValue
+	}
+	m, err := prometheus.NewConstMetric(prometheus.NewDesc(name, help, names, nil), kind, v, values...)
+	if err != nil {
+		// Only a label value that is not valid UTF-8 gets here; drop that one sample.
+		return
+	}
+	ch <- m
+}

@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// GroupSummary is one (consumer group, queue) pair of the consumer-group listing.
+type GroupSummary struct {
+	Group, Queue          string
+	Members               int64 // partitions where the group has a cursor
+	PartitionsWithLag     int64
+	TotalLag              int64
+	MaxTimeLag            int64 // seconds
+	EverConsumed          bool
+	SubscriptionMode      *string
+	SubscriptionTimestamp *time.Time
+	SubscriptionCreatedAt *time.Time
+}
+
+// PairLag is the lag of one (partition, consumer group) pair.
+type PairLag struct {
+	Group, Queue, Partition string
+	PartitionID             string
+	LeaseID                 *string // the live lease, nil when none
+	OffsetLag               int64
+	TimeLag                 int64 // seconds
+	OldestUnconsumed        *time.Time
+	LastConsumed            *time.Time
+	TotalConsumed           int64
+}
+
+// ConsumerGroups lists every (group, queue) pair known from cursors or registrations.
+func (s *Store) ConsumerGroups(ctx context.Context) ([]GroupSummary, error) {
+	out, err := queryAll(ctx, s, "SELECT * FROM qg_consumer_groups($1)", []any{s.nowArg()},
+		func(r rowScanner, g *GroupSummary) error {
+			return r.Scan(&g.Group, &g.Queue, &g.Members, &g.PartitionsWithLag, &g.TotalLag, &g.MaxTimeLag,
+				&g.EverConsumed, &g.SubscriptionMode, &g.SubscriptionTimestamp, &g.SubscriptionCreatedAt)
+		})
+	if err != nil {
+		return nil, fmt.Errorf("list consumer groups: %w", err)
+	}
+	return out, nil
+}
+
+// LaggingPairs lists the pairs whose time lag is at least minLag seconds, most lagging first.
+func (s *Store) LaggingPairs(ctx context.Context, minLag int64) ([]PairLag, error) {
+	out, err := queryAll(ctx, s, "SELECT * FROM qg_lagging_pairs($1, $2)", []any{minLag, s.nowArg()},
+		func(r rowScanner, p *PairLag) error {
+			return r.Scan(&p.Group, &p.Queue, &p.Partition, &p.PartitionID, &p.LeaseID, &p.OffsetLag, &p.TimeLag,
+				&p.OldestUnconsumed, &p.LastConsumed)
+		})
+	if err != nil {
+		return nil, fmt.Errorf("list lagging consumers: %w", err)
+	}
+	return out, nil
+}
+
+// ConsumerGroupPairs lists one group's cursors on every queue, by queue and partition name;
+// none means the group is unknown.
+func (s *Store) ConsumerGroupPairs(ctx context.Context, group string) ([]PairLag, error) {
+	out, err := queryAll(ctx, s, "SELECT * FROM qg_consumer_group_detail($1, $2)", []any{group, s.nowArg()},
+		func(r rowScanner, p *PairLag) error {
+			p.Group = group
+			return r.Scan(&p.Queue, &p.Partition, &p.LeaseID, &p.LastConsumed, &p.TotalConsumed, &p.OffsetLag, &p.TimeLag)
+		})
+	if err != nil {
+		return nil, fmt.Errorf("read consumer group %q: %w", group, err)
+	}
+	return out, nil
+}
+
+// DeleteConsumerGroup removes a group's cursors and leases on every queue (queue "") or one
+// queue, and with metadata its subscriptions. It returns the cursors removed and the queues
+// touched (to wake their parked pops).
+func (s *Store) DeleteConsumerGroup(ctx context.Context, group, queue string, metadata bool) (deleted int, queues []string, err error) {
+	_, err = s.queryOne(ctx, "SELECT * FROM qg_delete_consumer_group($1, $2, $3)",
+		[]any{group, nullIfEmpty(queue), metadata}, &deleted, &queues)
+	if err != nil {
+		return 0, nil, fmt.Errorf("delete consumer group %q: %w", group, err)
+	}
+	return deleted, queues, nil
+}
+
+// SetSubscriptionTimestamp rewrites a group's subscription timestamp on every queue it is
+// registered on; it returns the registrations changed and their queues.
+func (s *Store) SetSubscriptionTimestamp(ctx context.Context, group string, ts time.Time) (updated int, queues []string, err error) {
+	_, err = s.queryOne(ctx, "SELECT * FROM qg_set_subscription_timestamp($1, $2)", []any{group, ts}, &updated, &queues)
+	if err != nil {
+		return 0, nil, fmt.Errorf("update subscription of %q: %w", group, err)
+	}
+	return updated, queues, nil
+}
+
+// SeekQueue moves a group's cursor on every partition of a queue: to the end when ts is nil,
+// else before the first message created at or after ts. found is false for an unknown queue.
+func (s *Store) SeekQueue(ctx context.Context, group, queue string, ts *time.Time) (updated int, found bool, err error) {
+	var n *int
+	if _, err = s.queryOne(ctx, "SELECT qg_seek_queue($1, $2, $3)", []any{group, queue, ts}, &n); err != nil {
+		return 0, false, fmt.Errorf("seek %q on %q: %w", group, queue, err)
+	}
+	if n == nil {
+		return 0, false, nil
+	}
+	return *n, true, nil
+}
+
+// SeekPartition moves a group's cursor to the end of one partition. found is false for an
+// unknown queue or partition; movedTo is the last stored message, nil when there is none.
+func (s *Store) SeekPartition(ctx context.Context, group, queue, partition string) (movedTo *string, found bool, err error) {
+	_, err = s.queryOne(ctx, "SELECT * FROM qg_seek_partition($1, $2, $3)", []any{group, queue, partition}, &found, &movedTo)
+	if err != nil {
+		return nil, false, fmt.Errorf("seek %q on %q/%q: %w", group, queue, partition, err)
+	}
+	return movedTo, found, nil
+}

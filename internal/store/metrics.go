@@ -1,0 +1,137 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// WorkerMinute is what one instance did in one minute since its previous flush: counters are
+// deltas, gauges the largest sample. Field names are the columns of metrics_worker_minute.
+type WorkerMinute struct {
+	Minute        time.Time `json:"minute"`
+	Requests      int64     `json:"requests"`
+	PushRequests  int64     `json:"push_requests"`
+	PopRequests   int64     `json:"pop_requests"`
+	PopEmpty      int64     `json:"pop_empty"`
+	AckRequests   int64     `json:"ack_requests"`
+	Transactions  int64     `json:"transactions"`
+	PushMessages  int64     `json:"push_messages"`
+	PopMessages   int64     `json:"pop_messages"`
+	AckMessages   int64     `json:"ack_messages"`
+	AckSuccess    int64     `json:"ack_success"`
+	AckFailed     int64     `json:"ack_failed"`
+	DBErrors      int64     `json:"db_errors"`
+	DLQ           int64     `json:"dlq"`
+	LeasesExpired int64     `json:"leases_expired"`
+	PushMsSum     float64   `json:"push_ms_sum"`
+	PushMsMax     float64   `json:"push_ms_max"`
+	PopMsSum      float64   `json:"pop_ms_sum"`
+	PopMsMax      float64   `json:"pop_ms_max"`
+	AckMsSum      float64   `json:"ack_ms_sum"`
+	AckMsMax      float64   `json:"ack_ms_max"`
+	TxnMsSum      float64   `json:"txn_ms_sum"`
+	TxnMsMax      float64   `json:"txn_ms_max"`
+	LagMsSum      float64   `json:"lag_ms_sum"`
+	LagCount      int64     `json:"lag_count"`
+	LagMsMax      float64   `json:"lag_ms_max"`
+	CPUUserUs     int64     `json:"cpu_user_us"`
+	CPUSysUs      int64     `json:"cpu_sys_us"`
+	RSSBytes      int64     `json:"rss_bytes"`
+	PoolSize      int       `json:"pool_size"`
+	PoolActive    int       `json:"pool_active"`
+	PoolIdle      int       `json:"pool_idle"`
+	Parked        int       `json:"parked"`
+}
+
+// QueueMinute is the part of a WorkerMinute that belongs to one queue (metrics_queue_minute).
+type QueueMinute struct {
+	Minute       time.Time `json:"minute"`
+	Queue        string    `json:"queue"`
+	PushRequests int64     `json:"push_requests"`
+	PushMessages int64     `json:"push_messages"`
+	PopRequests  int64     `json:"pop_requests"`
+	PopMessages  int64     `json:"pop_messages"`
+	PopEmpty     int64     `json:"pop_empty"`
+	AckRequests  int64     `json:"ack_requests"`
+	AckMessages  int64     `json:"ack_messages"`
+	AckSuccess   int64     `json:"ack_success"`
+	AckFailed    int64     `json:"ack_failed"`
+	Transactions int64     `json:"transactions"`
+	DLQ          int64     `json:"dlq"`
+	LagMsSum     float64   `json:"lag_ms_sum"`
+	LagCount     int64     `json:"lag_count"`
+	LagMsMax     float64   `json:"lag_ms_max"`
+	Parked       int       `json:"parked"`
+}
+
+// Instance names a broker instance in the metrics tables.
+type Instance struct {
+	WorkerID, Hostname string
+	PID                int
+}
+
+// FlushMetrics adds one instance's per-minute deltas to the metrics tables in one statement.
+func (s *Store) FlushMetrics(ctx context.Context, in Instance, workers []WorkerMinute, queues []QueueMinute) error {
+	if workers == nil {
+		workers = []WorkerMinute{}
+	}
+	if queues == nil {
+		queues = []QueueMinute{}
+	}
+	w, err := json.Marshal(workers)
+	if err != nil {
+		return err
+	}
+	q, err := json.Marshal(queues)
+	if err != nil {
+		return err
+	}
+	err = s.withConn(ctx, func(c *pgxpool.Conn) error {
+		_, err := c.Exec(ctx, sqlMetricsFlush, in.WorkerID, in.Hostname, in.PID, string(w), string(q), s.nowArg())
+		return err
+	})
+	return wrap("flush metrics", err)
+}
+
+// Sample is one value of a cluster-wide Prometheus family; Labels alternate names and values.
+type Sample struct {
+	Family string
+	Labels []string
+	Value  float64
+}
+
+var (
+	sqlMetricsFlush   = query("metrics_flush")
+	sqlMetricsCluster = query("metrics_cluster")
+)
+
+// ClusterMetrics reads the cluster-wide Prometheus families with one query (admin-api.md §11.2).
+func (s *Store) ClusterMetrics(ctx context.Context) ([]Sample, error) {
+	out, err := queryAll(ctx, s, sqlMetricsCluster, []any{s.nowArg()}, func(r rowScanner, m *Sample) error {
+		return r.Scan(&m.Family, &m.Labels, &m.Value)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster metrics: %w", err)
+	}
+	return out, nil
+}
+
+// PoolStats describes this instance's connection pool.
+type PoolStats struct {
+	Max      int32 // DB_POOL_SIZE
+	Open     int32 // connections open now
+	Idle     int32
+	Acquired int32 // in use
+	Waiting  int32 // being established; requests wait on these
+}
+
+// Pool reports the connection pool's state without touching the database.
+func (s *Store) Pool() PoolStats {
+	st := s.pool.Stat()
+	return PoolStats{Max: st.MaxConns(), Open: st.TotalConns(), Idle: st.IdleConns(),
+		Acquired: st.AcquiredConns(), Waiting: st.ConstructingConns()}
+}
