@@ -60,41 +60,39 @@ func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &body) {
 		return
 	}
-	var b ackBatchJSON
-	if !isObject(body) || json.Unmarshal(body, &b) != nil || !isArray(b.Acknowledgments) {
-		writeError(w, http.StatusBadRequest, "acknowledgments array is required")
+	items, msg := parseAckBatch(body)
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
 		return
-	}
-	var raws []json.RawMessage
-	if json.Unmarshal(b.Acknowledgments, &raws) != nil {
-		writeError(w, http.StatusBadRequest, "acknowledgments array is required")
-		return
-	}
-	group, _ := asString(b.ConsumerGroup)
-	items := make([]broker.AckItem, len(raws))
-	for i, raw := range raws {
-		var a ackJSON
-		if !isObject(raw) || json.Unmarshal(raw, &a) != nil {
-			writeError(w, http.StatusBadRequest, "Each acknowledgment must have a valid transactionId string")
-			return
-		}
-		tx, ok := asString(a.TransactionID)
-		if !ok {
-			writeError(w, http.StatusBadRequest, "Each acknowledgment must have a valid transactionId string")
-			return
-		}
-		pid, ok := asString(a.PartitionID)
-		if !ok {
-			writeError(w, http.StatusBadRequest, "Each acknowledgment must have a valid partitionId string to ensure message uniqueness")
-			return
-		}
-		items[i] = ackItem(tx, pid, a, group)
 	}
 	if len(items) == 0 {
 		writeJSON(w, http.StatusOK, []ackResultJSON{})
 		return
 	}
 	s.applyAcks(w, r, items)
+}
+
+// parseAckBatch validates every acknowledgment of a batch body; a non-empty message is the
+// 400 answer for the first failure.
+func parseAckBatch(body json.RawMessage) ([]broker.AckItem, string) {
+	var b ackBatchJSON
+	if !isObject(body) || json.Unmarshal(body, &b) != nil || !isArray(b.Acknowledgments) {
+		return nil, "acknowledgments array is required"
+	}
+	group, _ := asString(b.ConsumerGroup)
+	const notObject = "Each acknowledgment must have a valid transactionId string"
+	return parseEach(b.Acknowledgments, "acknowledgments array is required", notObject,
+		func(a *ackJSON) (broker.AckItem, string) {
+			tx, ok := asString(a.TransactionID)
+			if !ok {
+				return broker.AckItem{}, notObject
+			}
+			pid, ok := asString(a.PartitionID)
+			if !ok {
+				return broker.AckItem{}, "Each acknowledgment must have a valid partitionId string to ensure message uniqueness"
+			}
+			return ackItem(tx, pid, *a, group), ""
+		})
 }
 
 // ackItem builds a broker ack: the item's own non-empty group wins over the request's.

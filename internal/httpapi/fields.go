@@ -37,6 +37,9 @@ func asString(raw json.RawMessage) (string, bool) {
 	if jsonKind(raw) != '"' {
 		return "", false
 	}
+	if s, ok := plainString(bytes.TrimLeft(raw, " \t\r\n")); ok {
+		return s, true
+	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil || strings.IndexByte(s, 0) >= 0 {
 		return "", false
@@ -56,4 +59,71 @@ func optString(raw json.RawMessage) (string, bool) {
 // tooLong reports whether s exceeds the name limit in characters.
 func tooLong(s string) bool {
 	return len(s) > maxNameChars && utf8.RuneCountInString(s) > maxNameChars
+}
+
+// plainString decodes lit when it is exactly one string literal without escapes, control
+// characters or invalid UTF-8: then its value is its bytes between the quotes, which is what
+// json.Unmarshal would give, without the decoder's setup and second validation pass. Names,
+// keys and ids almost always take this path; ok=false leaves the decision to json.Unmarshal.
+func plainString(lit []byte) (string, bool) {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return "", false
+	}
+	inner := lit[1 : len(lit)-1]
+	for _, c := range inner {
+		if c == '\\' || c == '"' || c < ' ' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
+}
+
+// parseEach validates arr, a JSON array of objects, into one R per element with parse and
+// answers the first failure: notArray when arr is no array, notObject for an element that is
+// not an object, else parse's message. Valid batches are decoded in one pass into []T; only a
+// batch with a failure is decoded again element by element, so that the message is the one of
+// the first failing element whatever its kind.
+func parseEach[T, R any](arr json.RawMessage, notArray, notObject string, parse func(*T) (R, string)) ([]R, string) {
+	if out, ok := parseAll(arr, parse); ok {
+		return out, ""
+	}
+	var raws []json.RawMessage
+	if !isArray(arr) || json.Unmarshal(arr, &raws) != nil {
+		return nil, notArray
+	}
+	out := make([]R, len(raws))
+	for i, raw := range raws {
+		var elem T
+		if !isObject(raw) || json.Unmarshal(raw, &elem) != nil {
+			return nil, notObject
+		}
+		var msg string
+		if out[i], msg = parse(&elem); msg != "" {
+			return nil, msg
+		}
+	}
+	return out, ""
+}
+
+// parseAll is parseEach's one-pass path; ok=false on any failure. Elements are pointers so
+// that a JSON null element, which decodes without error, shows as nil and fails here too.
+func parseAll[T, R any](arr json.RawMessage, parse func(*T) (R, string)) ([]R, bool) {
+	var elems []*T
+	if !isArray(arr) || json.Unmarshal(arr, &elems) != nil {
+		return nil, false
+	}
+	out := make([]R, len(elems))
+	for i, e := range elems {
+		var msg string
+		if e == nil {
+			return nil, false
+		}
+		if out[i], msg = parse(e); msg != "" {
+			return nil, false
+		}
+	}
+	return out, true
 }

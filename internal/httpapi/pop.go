@@ -83,6 +83,12 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request, req broker.PopReque
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	writeJSON(w, http.StatusOK, popAnswer(res))
+}
+
+// popAnswer is the 200 answer of a pop that delivered at least one message; the top-level
+// queue and partition are the first message's.
+func popAnswer(res broker.PopResult) popJSON {
 	out := popJSON{Success: true, LeaseID: res.LeaseID, ConsumerGroup: res.Group, PartitionsClaimed: res.Claimed,
 		Messages: make([]popMessageJSON, len(res.Messages))}
 	first := res.Messages[0]
@@ -93,7 +99,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request, req broker.PopReque
 			PartitionID: m.PartitionID, Partition: m.Partition, Queue: m.Queue, LeaseID: res.LeaseID,
 			ConsumerGroup: res.Group, RetryCount: m.RetryCount}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 func (s *Server) popParams(q url.Values, req *broker.PopRequest) string {

@@ -52,6 +52,11 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	writeJSON(w, http.StatusCreated, pushAnswer(items, res))
+}
+
+// pushAnswer is the push answer body: one entry per item, in request order.
+func pushAnswer(items []broker.PushItem, res []broker.PushOutcome) []pushResultJSON {
 	out := make([]pushResultJSON, len(res))
 	for i, o := range res {
 		e := pushResultJSON{Index: i, TransactionID: o.TransactionID, Status: o.Status, QueueName: items[i].Queue}
@@ -65,7 +70,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		}
 		out[i] = e
 	}
-	writeJSON(w, http.StatusCreated, out)
+	return out
 }
 
 // parsePushItems validates every item before anything is written; the first failure is the
@@ -75,41 +80,34 @@ func parsePushItems(body json.RawMessage) ([]broker.PushItem, string) {
 	if !isObject(body) || json.Unmarshal(body, &pb) != nil || !isArray(pb.Items) {
 		return nil, "items array is required"
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(pb.Items, &raws); err != nil {
-		return nil, "items array is required"
+	return parseEach(pb.Items, "items array is required", "Each item must be an object", pushItem)
+}
+
+// pushItem validates one push item, in the order of data-api.md §2.1.
+func pushItem(it *pushItemJSON) (broker.PushItem, string) {
+	q, ok := asString(it.Queue)
+	if !ok {
+		return broker.PushItem{}, "Queue must be a string"
 	}
-	items := make([]broker.PushItem, len(raws))
-	for i, raw := range raws {
-		var it pushItemJSON
-		if !isObject(raw) || json.Unmarshal(raw, &it) != nil {
-			return nil, "Each item must be an object"
-		}
-		q, ok := asString(it.Queue)
-		if !ok {
-			return nil, "Queue must be a string"
-		}
-		if tooLong(q) {
-			return nil, "queue exceeds 255 characters"
-		}
-		p, ok := optString(it.Partition)
-		if !ok {
-			return nil, "Partition must be a string"
-		}
-		if tooLong(p) {
-			return nil, "partition exceeds 255 characters"
-		}
-		if len(it.Payload) == 0 {
-			return nil, "payload is required"
-		}
-		tx, ok := optString(it.TransactionID)
-		if !ok {
-			return nil, "TransactionId must be a string"
-		}
-		if tooLong(tx) {
-			return nil, "transactionId exceeds 255 characters"
-		}
-		items[i] = broker.PushItem{Queue: q, Partition: p, TransactionID: tx, Payload: it.Payload}
+	if tooLong(q) {
+		return broker.PushItem{}, "queue exceeds 255 characters"
 	}
-	return items, ""
+	p, ok := optString(it.Partition)
+	if !ok {
+		return broker.PushItem{}, "Partition must be a string"
+	}
+	if tooLong(p) {
+		return broker.PushItem{}, "partition exceeds 255 characters"
+	}
+	if len(it.Payload) == 0 {
+		return broker.PushItem{}, "payload is required"
+	}
+	tx, ok := optString(it.TransactionID)
+	if !ok {
+		return broker.PushItem{}, "TransactionId must be a string"
+	}
+	if tooLong(tx) {
+		return broker.PushItem{}, "transactionId exceeds 255 characters"
+	}
+	return broker.PushItem{Queue: q, Partition: p, TransactionID: tx, Payload: it.Payload}, ""
 }

@@ -51,7 +51,7 @@ func parseTransaction(body json.RawMessage) ([]broker.TxnEntry, []string, string
 			entries = append(entries, broker.TxnEntry{Ack: &a})
 			continue
 		}
-		items, msg := txnPushItems(op, rawOps[i])
+		items, msg := txnPushItems(&op)
 		if msg != "" {
 			return nil, nil, msg
 		}
@@ -60,37 +60,25 @@ func parseTransaction(body json.RawMessage) ([]broker.TxnEntry, []string, string
 	return entries, required, ""
 }
 
+// txnPushJSON is a push item with its key, which txnItemJSON leaves to ackJSON in txnOpJSON.
+type txnPushJSON struct {
+	txnItemJSON
+	TransactionID json.RawMessage `json:"transactionId"`
+}
+
 // txnPushItems validates one push operation: nested (it has "items") or flat (the operation
 // is the item).
-func txnPushItems(op txnOpJSON, raw json.RawMessage) ([]broker.TxnEntry, string) {
+func txnPushItems(op *txnOpJSON) ([]broker.TxnEntry, string) {
 	if op.Items == nil {
-		e, msg := txnPushItem(raw)
+		// The operation was decoded with every item field, so it need not be decoded again.
+		e, msg := txnPushItem(&txnPushJSON{op.txnItemJSON, op.TransactionID})
 		return []broker.TxnEntry{e}, msg
 	}
-	var raws []json.RawMessage
-	if !isArray(op.Items) || json.Unmarshal(op.Items, &raws) != nil {
-		return nil, "items must be an array"
-	}
-	out := make([]broker.TxnEntry, 0, len(raws))
-	for _, r := range raws {
-		e, msg := txnPushItem(r)
-		if msg != "" {
-			return nil, msg
-		}
-		out = append(out, e)
-	}
-	return out, ""
+	return parseEach(op.Items, "items must be an array", "Each item must be an object", txnPushItem)
 }
 
 // txnPushItem validates one push item (transaction.md §1.1, §2 checks 8-12).
-func txnPushItem(raw json.RawMessage) (broker.TxnEntry, string) {
-	var it txnItemJSON
-	var key struct {
-		TransactionID json.RawMessage `json:"transactionId"`
-	}
-	if !isObject(raw) || json.Unmarshal(raw, &it) != nil || json.Unmarshal(raw, &key) != nil {
-		return broker.TxnEntry{}, "Each item must be an object"
-	}
+func txnPushItem(it *txnPushJSON) (broker.TxnEntry, string) {
 	q, ok := optString(it.Queue)
 	switch {
 	case !ok:
@@ -105,7 +93,7 @@ func txnPushItem(raw json.RawMessage) (broker.TxnEntry, string) {
 	case tooLong(p):
 		return broker.TxnEntry{}, "partition exceeds 255 characters"
 	}
-	tx, ok := optString(key.TransactionID)
+	tx, ok := optString(it.TransactionID)
 	switch {
 	case !ok:
 		return broker.TxnEntry{}, "TransactionId must be a string"

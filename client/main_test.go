@@ -1,0 +1,53 @@
+package queen_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/queen-go/queen/internal/pgtest"
+	"github.com/queen-go/queen/internal/testserver"
+)
+
+// brokerURL is the package's broker, shared by the tests (each uses its own queues) and the
+// examples. In a real program it is "http://localhost:6632".
+var brokerURL string
+
+// testDSN is the package's own database, for tests that need a broker of their own.
+var testDSN string
+
+func TestMain(m *testing.M) {
+	pgtest.Main(m, func(dsn string) int {
+		if err := testserver.Migrate(context.Background(), dsn, ""); err != nil {
+			fmt.Fprintln(os.Stderr, "migrate:", err)
+			return 1
+		}
+		testDSN = dsn
+		// Examples have no *testing.T, so the shared broker is started here with a stand-in.
+		tb := &mainTB{}
+		defer tb.cleanup()
+		brokerURL = testserver.Start(tb, dsn, testserver.Options{}).URL
+		return m.Run()
+	})
+}
+
+// mainTB lets TestMain use helpers written for tests. Only the methods such helpers call are
+// implemented; the embedded nil interface makes any other call fail loudly.
+type mainTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (*mainTB) Helper()                        {}
+func (*mainTB) Name() string                   { return "TestMain" }
+func (*mainTB) Logf(format string, a ...any)   { fmt.Fprintf(os.Stderr, format+"\n", a...) }
+func (*mainTB) Errorf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
+func (*mainTB) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
+func (tb *mainTB) Cleanup(f func())            { tb.cleanups = append(tb.cleanups, f) }
+
+func (tb *mainTB) cleanup() {
+	for i := len(tb.cleanups) - 1; i >= 0; i-- {
+		tb.cleanups[i]()
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	queen "github.com/queen-go/queen/client"
+	"github.com/queen-go/queen/internal/pgtest"
+	"github.com/queen-go/queen/internal/testserver"
+)
+
+// testDSN is this package's own database, migrated once.
+var testDSN string
+
+func TestMain(m *testing.M) {
+	pgtest.Main(m, func(dsn string) int {
+		if err := testserver.Migrate(context.Background(), dsn, ""); err != nil {
+			fmt.Fprintln(os.Stderr, "migrate:", err)
+			return 1
+		}
+		testDSN = dsn
+		return m.Run()
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a running command writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// bundle is one test's broker and SDK client.
+type bundle struct {
+	url string
+	c   *queen.Client
+}
+
+// setup starts a broker of the test's own (commands are run against real brokers).
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	srv := testserver.Start(t, testDSN, testserver.Options{})
+	c, err := queen.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &bundle{url: srv.URL, c: c}
+}
+
+// result is what one queenctl run produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// ctl runs queenctl in-process against the bundle's broker, with stdin as its input.
+func (b *bundle) ctl(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	return b.ctlCtx(t, context.Background(), stdin, args...)
+}
+
+func (b *bundle) ctlCtx(t *testing.T, ctx context.Context, stdin string, args ...string) result {
+	t.Helper()
+	var out, errOut syncBuffer
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	code := runIO(ctx, append([]string{"--server", b.url}, args...), strings.NewReader(stdin), &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+// want fails the test unless the run ended with code.
+func (r result) want(t *testing.T, code int) result {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// lines splits stdout into non-empty lines.
+func (r result) lines() []string {
+	var out []string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,264 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// Consumer groups (admin-api.md §7). The lagging listing answers in snake_case, the other
+// routes in camelCase (README §2.2).
+
+// Consumer-group defaults.
+const (
+	defaultMinLagSeconds = 3600
+	laggingAfterSeconds  = 300 // a group whose largest time lag exceeds this is Lagging
+)
+
+type groupSummaryJSON struct {
+	Name                  string   `json:"name"`
+	Topics                []string `json:"topics"`
+	QueueName             string   `json:"queueName"`
+	Members               int64    `json:"members"`
+	PartitionsWithLag     int64    `json:"partitionsWithLag"`
+	TotalLag              int64    `json:"totalLag"`
+	MaxTimeLag            int64    `json:"maxTimeLag"`
+	State                 string   `json:"state"`
+	SubscriptionMode      *string  `json:"subscriptionMode"`
+	SubscriptionTimestamp msTime   `json:"subscriptionTimestamp"`
+	SubscriptionCreatedAt msTime   `json:"subscriptionCreatedAt"`
+}
+
+func (s *Server) listConsumerGroups(w http.ResponseWriter, r *http.Request) {
+	groups, err := s.b.ConsumerGroups(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, mapRows(groups, groupSummary))
+}
+
+func groupSummary(g store.GroupSummary) groupSummaryJSON {
+	state := "Dead"
+	switch {
+	case g.MaxTimeLag > laggingAfterSeconds:
+		state = "Lagging"
+	case g.EverConsumed:
+		state = "Stable"
+	}
+	return groupSummaryJSON{Name: g.Group, Topics: []string{g.Queue}, QueueName: g.Queue, Members: g.Members,
+		PartitionsWithLag: g.PartitionsWithLag, TotalLag: g.TotalLag, MaxTimeLag: g.MaxTimeLag, State: state,
+		SubscriptionMode: g.SubscriptionMode, SubscriptionTimestamp: msOpt(g.SubscriptionTimestamp),
+		SubscriptionCreatedAt: msOpt(g.SubscriptionCreatedAt)}
+}
+
+type laggingPairJSON struct {
+	ConsumerGroup      string  `json:"consumer_group"`
+	QueueName          string  `json:"queue_name"`
+	PartitionName      string  `json:"partition_name"`
+	PartitionID        string  `json:"partition_id"`
+	WorkerID           *string `json:"worker_id"`
+	OffsetLag          int64   `json:"offset_lag"`
+	TimeLagSeconds     int64   `json:"time_lag_seconds"`
+	LagHours           float64 `json:"lag_hours"`
+	OldestUnconsumedAt msTime  `json:"oldest_unconsumed_at"`
+	LastConsumedAt     msTime  `json:"last_consumed_at"`
+}
+
+func (s *Server) laggingConsumers(w http.ResponseWriter, r *http.Request) {
+	minLag := int64(defaultMinLagSeconds)
+	if v, ok := queryString(r.URL.Query(), "minLagSeconds"); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "minLagSeconds must be a non-negative integer")
+			return
+		}
+		minLag = n
+	}
+	pairs, err := s.b.LaggingPairs(r.Context(), minLag)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, mapRows(pairs, func(p store.PairLag) laggingPairJSON {
+		return laggingPairJSON{ConsumerGroup: p.Group, QueueName: p.Queue, PartitionName: p.Partition,
+			PartitionID: p.PartitionID, WorkerID: p.LeaseID, OffsetLag: p.OffsetLag, TimeLagSeconds: p.TimeLag,
+			LagHours: float64(p.TimeLag) / 3600, OldestUnconsumedAt: msOpt(p.OldestUnconsumed),
+			LastConsumedAt: msOpt(p.LastConsumed)}
+	}))
+}
+
+type groupPartitionJSON struct {
+	Partition      string  `json:"partition"`
+	WorkerID       *string `json:"workerId"`
+	LastConsumedAt msTime  `json:"lastConsumedAt"`
+	TotalConsumed  int64   `json:"totalConsumed"`
+	OffsetLag      int64   `json:"offsetLag"`
+	TimeLagSeconds int64   `json:"timeLagSeconds"`
+	LeaseActive    bool    `json:"leaseActive"`
+}
+
+type groupQueueJSON struct {
+	Partitions []groupPartitionJSON `json:"partitions"`
+}
+
+func (s *Server) consumerGroupDetail(w http.ResponseWriter, r *http.Request) {
+	pairs, err := s.b.ConsumerGroupPairs(r.Context(), PathParam(r, "group"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(pairs) == 0 {
+		writeError(w, http.StatusNotFound, "Consumer group not found")
+		return
+	}
+	out := map[string]*groupQueueJSON{}
+	for _, p := range pairs {
+		q := out[p.Queue]
+		if q == nil {
+			q = &groupQueueJSON{}
+			out[p.Queue] = q
+		}
+		q.Partitions = append(q.Partitions, groupPartitionJSON{Partition: p.Partition, WorkerID: p.LeaseID,
+			LastConsumedAt: msOpt(p.LastConsumed), TotalConsumed: p.TotalConsumed, OffsetLag: p.OffsetLag,
+			TimeLagSeconds: p.TimeLag, LeaseActive: p.LeaseID != nil})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type deleteGroupJSON struct {
+	Success           bool    `json:"success"`
+	ConsumerGroup     string  `json:"consumerGroup"`
+	QueueName         *string `json:"queueName,omitempty"` // the one-queue form only
+	DeletedPartitions int     `json:"deletedPartitions"`
+	MetadataDeleted   bool    `json:"metadataDeleted"`
+}
+
+// deleteConsumerGroup serves both forms: every queue, or the one named in the path.
+func (s *Server) deleteConsumerGroup(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	metadata := true // deleteMetadata defaults to true
+	if _, set := queryString(q, "deleteMetadata"); set {
+		metadata = queryBool(q, "deleteMetadata")
+	}
+	group, queue := PathParam(r, "group"), PathParam(r, "queue")
+	n, err := s.b.DeleteConsumerGroup(r.Context(), group, queue, metadata)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := deleteGroupJSON{Success: true, ConsumerGroup: group, DeletedPartitions: n, MetadataDeleted: metadata}
+	if queue != "" {
+		out.QueueName = &queue
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) updateSubscription(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		SubscriptionTimestamp json.RawMessage `json:"subscriptionTimestamp"`
+	}
+	if !readObject(w, r, &body) {
+		return
+	}
+	ts, ok := bodyTimestamp(w, body.SubscriptionTimestamp, "Missing subscriptionTimestamp in request body",
+		"Invalid subscriptionTimestamp")
+	if !ok {
+		return
+	}
+	group := PathParam(r, "group")
+	n, err := s.b.SetSubscriptionTimestamp(r.Context(), group, ts)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "consumerGroup": group,
+		"newTimestamp": msTime(ts), "rowsUpdated": n})
+}
+
+type seekQueueJSON struct {
+	Success           bool   `json:"success"`
+	ConsumerGroup     string `json:"consumerGroup"`
+	QueueName         string `json:"queueName"`
+	SeekToEnd         bool   `json:"seekToEnd"`
+	TargetTimestamp   msTime `json:"targetTimestamp"`
+	PartitionsUpdated int    `json:"partitionsUpdated"`
+}
+
+func (s *Server) seekQueue(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ToEnd     json.RawMessage `json:"toEnd"`
+		Timestamp json.RawMessage `json:"timestamp"`
+	}
+	if !readObject(w, r, &body) {
+		return
+	}
+	toEnd := jsonKind(body.ToEnd) == 't'
+	var ts *time.Time
+	if !toEnd {
+		t, ok := bodyTimestamp(w, body.Timestamp, "Must specify either 'toEnd': true or 'timestamp'", "Invalid timestamp")
+		if !ok {
+			return
+		}
+		ts = &t
+	}
+	group, queue := PathParam(r, "group"), PathParam(r, "queue")
+	n, found, err := s.b.SeekQueue(r.Context(), group, queue, ts)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, "Queue not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, seekQueueJSON{Success: true, ConsumerGroup: group, QueueName: queue, SeekToEnd: toEnd,
+		TargetTimestamp: msOpt(ts), PartitionsUpdated: n})
+}
+
+func (s *Server) seekPartition(w http.ResponseWriter, r *http.Request) {
+	group, queue, partition := PathParam(r, "group"), PathParam(r, "queue"), PathParam(r, "partition")
+	movedTo, found, err := s.b.SeekPartition(r.Context(), group, queue, partition)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !found {
+		writeFailure(w, http.StatusNotFound, "Partition not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "consumerGroup": group, "queueName": queue,
+		"partitionName": partition, "updated": true, "cursorMovedTo": movedTo})
+}
+
+// readObject reads a JSON body into v when it is an object; any other JSON value leaves v
+// empty, so the route's own "missing field" answer applies.
+func readObject(w http.ResponseWriter, r *http.Request, v any) bool {
+	var body json.RawMessage
+	if !readJSON(w, r, &body) {
+		return false
+	}
+	if isObject(body) {
+		_ = json.Unmarshal(body, v) // fields are raw JSON: they are checked one by one
+	}
+	return true
+}
+
+// bodyTimestamp reads a required timestamp field (README §2.3): absent or null answers 400
+// with missing, anything but a timestamp string 400 with invalid; ok is false once answered.
+func bodyTimestamp(w http.ResponseWriter, raw json.RawMessage, missing, invalid string) (t time.Time, ok bool) {
+	if isNull(raw) {
+		writeError(w, http.StatusBadRequest, missing)
+		return t, false
+	}
+	v, isString := asString(raw)
+	t, err := parseTimestamp(v)
+	if !isString || err != nil {
+		writeError(w, http.StatusBadRequest, invalid)
+		return t, false
+	}
+	return t, true
+}

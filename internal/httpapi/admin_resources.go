@@ -1,0 +1,186 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/queen-go/queen/internal/store"
+)
+
+// Resources (admin-api.md §1).
+
+// countersJSON is the spec's six-counter object; failed is reserved and always 0.
+type countersJSON struct {
+	Total      int64 `json:"total"`
+	Pending    int64 `json:"pending"`
+	Processing int64 `json:"processing"`
+	Completed  int64 `json:"completed"`
+	Failed     int64 `json:"failed"`
+	DeadLetter int64 `json:"deadLetter"`
+}
+
+func counters(c store.Counters) countersJSON {
+	return countersJSON{Total: c.Total, Pending: c.Pending(), Processing: c.Processing, Completed: c.Completed(),
+		DeadLetter: c.DeadLetter}
+}
+
+type queueSummaryJSON struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace"`
+	Task       string `json:"task"`
+	CreatedAt  msTime `json:"createdAt"`
+	Partitions int64  `json:"partitions"`
+	Messages   struct {
+		Total      int64 `json:"total"`
+		Pending    int64 `json:"pending"`
+		Processing int64 `json:"processing"`
+	} `json:"messages"`
+}
+
+func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) {
+	qs, err := s.b.ListQueues(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queues": queueSummaries(qs)})
+}
+
+type partitionDetailJSON struct {
+	ID            string       `json:"id"`
+	Name          string       `json:"name"`
+	CreatedAt     msTime       `json:"createdAt"`
+	Stats         countersJSON `json:"stats"`
+	OldestMessage msTime       `json:"oldestMessage"`
+	NewestMessage msTime       `json:"newestMessage"`
+}
+
+type queueDetailJSON struct {
+	ID         string                `json:"id"`
+	Name       string                `json:"name"`
+	Namespace  string                `json:"namespace"`
+	Task       string                `json:"task"`
+	CreatedAt  msTime                `json:"createdAt"`
+	Partitions []partitionDetailJSON `json:"partitions"`
+	Totals     countersJSON          `json:"totals"`
+}
+
+func (s *Server) queueDetail(w http.ResponseWriter, r *http.Request) {
+	q, parts, found, err := s.b.QueueDetail(r.Context(), PathParam(r, "queue"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, "Queue not found")
+		return
+	}
+	out := queueDetailJSON{ID: q.ID, Name: q.Name, Namespace: q.Namespace, Task: q.Task, CreatedAt: msTime(q.CreatedAt),
+		Partitions: make([]partitionDetailJSON, len(parts))}
+	var sum store.Counters
+	for i, p := range parts {
+		out.Partitions[i] = partitionDetailJSON{ID: p.ID, Name: p.Name, CreatedAt: msTime(p.CreatedAt),
+			Stats: counters(p.Counters), OldestMessage: msOpt(p.Oldest), NewestMessage: msOpt(p.Newest)}
+		sum = sum.Add(p.Counters)
+	}
+	// DLQ entries can outlive their partition, so the queue's own count is the total.
+	sum.DeadLetter = q.DeadLetter
+	out.Totals = counters(sum)
+	writeJSON(w, http.StatusOK, out)
+}
+
+type deleteQueueJSON struct {
+	Deleted bool   `json:"deleted"`
+	Queue   string `json:"queue"`
+	Existed bool   `json:"existed"`
+}
+
+func (s *Server) deleteQueue(w http.ResponseWriter, r *http.Request) {
+	name := PathParam(r, "queue")
+	existed, err := s.b.DeleteQueue(r.Context(), name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, deleteQueueJSON{Deleted: true, Queue: name, Existed: existed})
+}
+
+// labelJSON is one namespace or task; exactly one of the two names is set.
+type labelJSON struct {
+	Namespace  *string `json:"namespace,omitempty"`
+	Task       *string `json:"task,omitempty"`
+	Queues     int64   `json:"queues"`
+	Partitions int64   `json:"partitions"`
+	Messages   struct {
+		Total   int64 `json:"total"`
+		Pending int64 `json:"pending"`
+	} `json:"messages"`
+}
+
+func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
+	s.listLabels(w, r, "namespaces")
+}
+
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) { s.listLabels(w, r, "tasks") }
+
+// listLabels answers the namespace or task summary under the key "namespaces" or "tasks".
+func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, key string) {
+	byTask := key == "tasks"
+	ls, err := s.b.LabelSummaries(r.Context(), byTask)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{key: mapRows(ls, func(l store.LabelSummary) (o labelJSON) {
+		if byTask {
+			o.Task = &l.Label
+		} else {
+			o.Namespace = &l.Label
+		}
+		o.Queues, o.Partitions, o.Messages.Total, o.Messages.Pending = l.Queues, l.Partitions, l.Total, l.Pending
+		return o
+	})})
+}
+
+type lagStatsJSON struct {
+	Avg    float64 `json:"avg"`
+	Median float64 `json:"median"`
+	Min    int64   `json:"min"`
+	Max    int64   `json:"max"`
+}
+
+type overviewJSON struct {
+	Queues     int64        `json:"queues"`
+	Partitions int64        `json:"partitions"`
+	Namespaces int64        `json:"namespaces"`
+	Tasks      int64        `json:"tasks"`
+	Messages   countersJSON `json:"messages"`
+	Lag        struct {
+		Time   lagStatsJSON `json:"time"`
+		Offset lagStatsJSON `json:"offset"`
+	} `json:"lag"`
+	Throughput struct {
+		IngestedPerSecond  float64 `json:"ingestedPerSecond"`
+		ProcessedPerSecond float64 `json:"processedPerSecond"`
+	} `json:"throughput"`
+	Timestamp msTime `json:"timestamp"`
+	StatsAge  int64  `json:"statsAge"`
+}
+
+func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
+	o, err := s.b.Overview(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := overviewJSON{Queues: o.Queues, Partitions: o.Partitions, Namespaces: o.Namespaces, Tasks: o.Tasks,
+		Messages: counters(o.Counters), Timestamp: msTime(time.Now())}
+	out.Lag.Time, out.Lag.Offset = lagStats(o.TimeLag), lagStats(o.OffsetLag)
+	// Counters are computed live, so they are 0 s old; processing throughput needs the stats
+	// job's per-minute ack counts and reads 0 until they exist (docs/decisions.md).
+	out.Throughput.IngestedPerSecond = float64(o.IngestedLastMinute) / 60
+	writeJSON(w, http.StatusOK, out)
+}
+
+func lagStats(l store.Lag) lagStatsJSON { return lagStatsJSON(l) }

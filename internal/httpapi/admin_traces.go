@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/store"
+)
+
+// Trace records (admin-api.md §4). The GET forms answer in snake_case (README §2.2).
+
+// Listing defaults.
+const (
+	defaultTracesByNameLimit = 100
+	defaultTraceNamesLimit   = 50
+)
+
+type addTraceJSON struct {
+	TransactionID json.RawMessage `json:"transactionId"`
+	PartitionID   json.RawMessage `json:"partitionId"`
+	Data          json.RawMessage `json:"data"`
+	ConsumerGroup json.RawMessage `json:"consumerGroup"`
+	EventType     json.RawMessage `json:"eventType"`
+	TraceNames    json.RawMessage `json:"traceNames"`
+}
+
+func (s *Server) addTrace(w http.ResponseWriter, r *http.Request) {
+	var a addTraceJSON
+	if !readObject(w, r, &a) {
+		return
+	}
+	tx, okTx := asString(a.TransactionID)
+	pid, okPid := asString(a.PartitionID)
+	if !okTx || !okPid || tx == "" || pid == "" {
+		writeError(w, http.StatusBadRequest, "transactionId and partitionId are required")
+		return
+	}
+	if isNull(a.Data) {
+		writeError(w, http.StatusBadRequest, "data is required")
+		return
+	}
+	rec := store.TraceRecord{PartitionID: pid, TransactionID: tx, Group: stringOr(a.ConsumerGroup, broker.QueueMode),
+		EventType: stringOr(a.EventType, "info"), Data: a.Data, WorkerID: s.cfg.WorkerID, Names: parseTraceNames(a.TraceNames)}
+	id, found, err := s.b.AddTrace(r.Context(), rec)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !found {
+		writeFailure(w, http.StatusNotFound, "Message not found")
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "traceId": id})
+}
+
+// stringOr returns raw when it is a non-empty JSON string, else def.
+func stringOr(raw json.RawMessage, def string) string {
+	if v, ok := asString(raw); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// parseTraceNames reads traceNames: one string or an array of strings; empty names and other
+// values are ignored.
+func parseTraceNames(raw json.RawMessage) []string {
+	var list []json.RawMessage
+	if isArray(raw) {
+		_ = json.Unmarshal(raw, &list)
+	} else {
+		list = []json.RawMessage{raw}
+	}
+	names := []string{}
+	for _, v := range list {
+		if n, ok := asString(v); ok && n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// traceJSON is a trace record in the GET answers; the by-name form adds its message.
+type traceJSON struct {
+	ID            string          `json:"id"`
+	TransactionID *string         `json:"transaction_id,omitempty"`
+	PartitionID   *string         `json:"partition_id,omitempty"`
+	EventType     string          `json:"event_type"`
+	Data          json.RawMessage `json:"data"`
+	ConsumerGroup string          `json:"consumer_group"`
+	WorkerID      string          `json:"worker_id"`
+	CreatedAt     msTime          `json:"created_at"`
+	*traceMessageJSON
+	TraceNames []string `json:"trace_names"`
+}
+
+// traceMessageJSON is where a named trace's message lives and its payload (null once gone).
+type traceMessageJSON struct {
+	QueueName      *string         `json:"queue_name"`
+	PartitionName  *string         `json:"partition_name"`
+	MessagePayload json.RawMessage `json:"message_payload"`
+}
+
+func traceOut(t store.Trace) traceJSON {
+	names := t.Names
+	if names == nil {
+		names = []string{}
+	}
+	return traceJSON{ID: t.ID, EventType: t.EventType, Data: t.Data, ConsumerGroup: t.Group, WorkerID: t.WorkerID,
+		CreatedAt: msTime(t.CreatedAt), TraceNames: names}
+}
+
+func (s *Server) messageTraces(w http.ResponseWriter, r *http.Request) {
+	traces, err := s.b.MessageTraces(r.Context(), PathParam(r, "partitionId"), PathParam(r, "transactionId"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"traces": mapRows(traces, traceOut)})
+}
+
+func (s *Server) tracesByName(w http.ResponseWriter, r *http.Request) {
+	page := listPage(r.URL.Query(), defaultTracesByNameLimit)
+	traces, total, err := s.b.TracesByName(r.Context(), PathParam(r, "traceName"), page)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := mapRows(traces, func(t store.NamedTrace) traceJSON {
+		o := traceOut(t.Trace)
+		o.TransactionID, o.PartitionID = &t.TransactionID, &t.PartitionID
+		o.traceMessageJSON = &traceMessageJSON{QueueName: t.Queue, PartitionName: t.Partition,
+			MessagePayload: t.Payload} // a nil payload (message gone) encodes as null
+		return o
+	})
+	writeJSON(w, http.StatusOK, map[string]any{"traces": out, "total": total, "pagination": pagination(page)})
+}
+
+type traceNameJSON struct {
+	TraceName    string `json:"trace_name"`
+	TraceCount   int64  `json:"trace_count"`
+	MessageCount int64  `json:"message_count"`
+	LastSeen     msTime `json:"last_seen"`
+}
+
+func (s *Server) traceNames(w http.ResponseWriter, r *http.Request) {
+	page := listPage(r.URL.Query(), defaultTraceNamesLimit)
+	names, total, err := s.b.TraceNames(r.Context(), page)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := mapRows(names, func(n store.TraceName) traceNameJSON {
+		return traceNameJSON{TraceName: n.Name, TraceCount: n.Traces, MessageCount: n.Messages, LastSeen: msTime(n.LastSeen)}
+	})
+	writeJSON(w, http.StatusOK, map[string]any{"trace_names": out, "total": total, "pagination": pagination(page)})
+}

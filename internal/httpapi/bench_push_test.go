@@ -1,0 +1,56 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/store"
+)
+
+// benchPushBody is a push request of n items shaped like a client library's: queue,
+// partition, a client-made transactionId and a ~100-byte object payload.
+func benchPushBody(n int) []byte {
+	var sb strings.Builder
+	sb.WriteString(`{"items":[`)
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"queue":"orders","partition":"customer-%d","transactionId":%q,"payload":%s}`,
+			i%10, benchUUID(i), benchPayload(i))
+	}
+	sb.WriteString(`]}`)
+	return []byte(sb.String())
+}
+
+func BenchmarkPushDecode(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run("items="+strconv.Itoa(n), func(b *testing.B) {
+			benchDecode(b, benchPushBody(n), func(body json.RawMessage) string {
+				_, msg := parsePushItems(body)
+				return msg
+			})
+		})
+	}
+}
+
+func BenchmarkPushEncode(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run("items="+strconv.Itoa(n), func(b *testing.B) {
+			items, msg := parsePushItems(benchPushBody(n))
+			if msg != "" {
+				b.Fatal(msg)
+			}
+			res := make([]broker.PushOutcome, n)
+			for i := range res {
+				res[i] = broker.PushOutcome{TransactionID: items[i].TransactionID, PushResult: store.PushResult{
+					Status: store.StatusQueued, MessageID: benchUUID(i + n), PartitionID: benchUUID(i % 10)}}
+			}
+			benchEncode(b, func() any { return pushAnswer(items, res) })
+		})
+	}
+}
