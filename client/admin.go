@@ -141,14 +141,17 @@ func (q Queue) Seek(ctx context.Context, group string, to SeekTarget) (SeekResul
 	default:
 		path, body = path+"/seek", map[string]string{"timestamp": FromTime(to.at)}
 	}
-	var res SeekResult
-	if _, err := q.c.do(ctx, call{method: http.MethodPost, path: path, body: body}, &res); err != nil {
+	var ans struct {
+		SeekResult
+		Updated bool `json:"updated"` // the partition route's answer instead of a count
+	}
+	if _, err := q.c.do(ctx, call{method: http.MethodPost, path: path, body: body}, &ans); err != nil {
 		return SeekResult{}, err
 	}
-	if q.partition != "" {
-		res.PartitionsUpdated = 1
+	if ans.Updated {
+		ans.PartitionsUpdated = 1
 	}
-	return res, nil
+	return ans.SeekResult, nil
 }
 
 // DeleteConsumerGroup removes the group's cursors and leases on this queue, and its

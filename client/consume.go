@@ -65,8 +65,8 @@ type ConsumeOptions struct {
 	// (default 500 ms, short enough for the shortest lease of 1 s). Fast handlers never
 	// trigger a renewal.
 	RenewAfter time.Duration
-	// ExtendBy is how far each renewal pushes the expiry (default 30 s); renewals repeat
-	// every ExtendBy/2 while the batch is in hand.
+	// ExtendBy is how far each renewal pushes the expiry (default 30 s, at least 1 s);
+	// renewals repeat every ExtendBy/2 while the batch is in hand.
 	ExtendBy time.Duration
 	// DisableRenewal turns lease renewal off.
 	DisableRenewal bool
@@ -146,8 +146,11 @@ func (o ConsumeOptions) withDefaults() ConsumeOptions {
 	if o.RenewAfter <= 0 {
 		o.RenewAfter = 500 * time.Millisecond
 	}
-	if o.ExtendBy < time.Second {
+	switch {
+	case o.ExtendBy <= 0:
 		o.ExtendBy = 30 * time.Second
+	case o.ExtendBy < time.Second:
+		o.ExtendBy = time.Second // the broker counts whole seconds
 	}
 	return o
 }

@@ -87,7 +87,13 @@ func (c *coalescer) flush(jobs []*pushJob) {
 		jobs[0].done <- pushDone{res, err}
 		return
 	}
-	var all []store.PushItem
+	n := 0
+	for _, j := range jobs {
+		n += len(j.items)
+	}
+	// Sized up front: grown by append, a call of many large requests allocated about twice
+	// its items in discarded copies.
+	all := make([]store.PushItem, 0, n)
 	for _, j := range jobs {
 		all = append(all, j.items...)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 )
 
 // MaxBodyBytes is the largest request body any route accepts (README §2.4).
@@ -149,8 +150,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		w.WriteHeader(status)
 		return
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := encodeBufs.Get().(*bytes.Buffer)
+	defer putEncodeBuf(buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		slog.Error("encoding JSON response", "error", err)
@@ -164,6 +166,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	// A failed write means the client is gone; there is nobody left to tell.
 	_, _ = w.Write(out)
+}
+
+// encodeBufs recycles writeJSON's buffers: a fresh buffer per answer was most of the
+// memory the answer path allocated (a pop of 100 messages is tens of kilobytes).
+var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuf is the largest buffer kept for reuse, so that one huge answer does not stay
+// resident for the life of the process.
+const maxPooledBuf = 1 << 20
+
+// putEncodeBuf returns buf to encodeBufs once the answer is written; the ResponseWriter does
+// not keep the slice it was given (io.Writer's contract).
+func putEncodeBuf(buf *bytes.Buffer) {
+	if buf.Cap() > maxPooledBuf {
+		return
+	}
+	buf.Reset()
+	encodeBufs.Put(buf)
 }
 
 // writeError answers status with the spec's error body {"error":msg}.

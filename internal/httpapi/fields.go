@@ -83,13 +83,20 @@ func plainString(lit []byte) (string, bool) {
 
 // parseEach validates arr, a JSON array of objects, into one R per element with parse and
 // answers the first failure: notArray when arr is no array, notObject for an element that is
-// not an object, else parse's message. Valid batches are decoded in one pass into []T; only a
-// batch with a failure is decoded again element by element, so that the message is the one of
-// the first failing element whatever its kind.
+// not an object, else parse's message. A valid batch is decoded in one pass (parseAll); only a
+// batch with a failure is decoded again element by element (parseSeq), so that the message is
+// the first failing element's whatever its kind. Both give the same elements for a valid
+// batch: each is decoded from the same bytes into a fresh T.
 func parseEach[T, R any](arr json.RawMessage, notArray, notObject string, parse func(*T) (R, string)) ([]R, string) {
 	if out, ok := parseAll(arr, parse); ok {
 		return out, ""
 	}
+	return parseSeq(arr, notArray, notObject, parse)
+}
+
+// parseSeq is parseEach's exact path: each element is checked and decoded on its own, in
+// order, so the answer is the first failing element's.
+func parseSeq[T, R any](arr json.RawMessage, notArray, notObject string, parse func(*T) (R, string)) ([]R, string) {
 	var raws []json.RawMessage
 	if !isArray(arr) || json.Unmarshal(arr, &raws) != nil {
 		return nil, notArray
@@ -117,10 +124,10 @@ func parseAll[T, R any](arr json.RawMessage, parse func(*T) (R, string)) ([]R, b
 	}
 	out := make([]R, len(elems))
 	for i, e := range elems {
-		var msg string
 		if e == nil {
 			return nil, false
 		}
+		var msg string
 		if out[i], msg = parse(e); msg != "" {
 			return nil, false
 		}

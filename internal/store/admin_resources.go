@@ -130,9 +130,6 @@ func (s *Store) Overview(ctx context.Context) (Overview, error) {
 	return o, nil
 }
 
-// codeDeadlock is PostgreSQL's deadlock_detected.
-const codeDeadlock = "40P01"
-
 // deleteQueueAttempts bounds the retries of a queue deletion that lost a deadlock. Writers
 // lock in the same order as the deletion, but a pop takes foreign-key share locks on the
 // partitions it registers cursors on in its own order; the deletion is the one to retry.
@@ -140,12 +137,10 @@ const deleteQueueAttempts = 3
 
 // DeleteQueue removes a queue and everything of it; existed is false when there was none.
 func (s *Store) DeleteQueue(ctx context.Context, name string) (existed bool, err error) {
-	for attempt := 1; ; attempt++ {
-		_, err = s.queryOne(ctx, "SELECT qg_delete_queue($1)", []any{name}, &existed)
-		if err == nil || pgCode(err) != codeDeadlock || attempt == deleteQueueAttempts {
-			break
-		}
-	}
+	err = retryOnDeadlock(deleteQueueAttempts, func() error {
+		_, err := s.queryOne(ctx, "SELECT qg_delete_queue($1)", []any{name}, &existed)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("delete queue %q: %w", name, err)
 	}

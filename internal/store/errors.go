@@ -21,6 +21,7 @@ const (
 	codeUnknownAck        = "QG004"
 	codeLease             = "QG005"
 	codeBatch             = "QG006"
+	codeDeadlock          = "40P01" // PostgreSQL's deadlock_detected
 )
 
 // classify turns driver errors that mean "the database is not there" into ErrUnavailable.
@@ -63,4 +64,13 @@ func pgMessage(err error) string {
 		return pgErr.Message
 	}
 	return err.Error()
+}
+
+// retryOnDeadlock runs fn up to attempts times while PostgreSQL aborts it as a deadlock victim.
+func retryOnDeadlock(attempts int, fn func() error) error {
+	err := fn()
+	for i := 1; i < attempts && pgCode(err) == codeDeadlock; i++ {
+		err = fn()
+	}
+	return err
 }

@@ -47,17 +47,24 @@ func (s *Store) Pop(ctx context.Context, r PopRequest) ([]Message, error) {
 	args := []any{nullIfEmpty(r.Queue), nullIfEmpty(r.Partition), nullIfEmpty(r.Namespace), nullIfEmpty(r.Task),
 		r.Group, r.Batch, r.Partitions, r.AutoAck, lease, r.SubscriptionMode, r.SubscriptionFrom, s.nowArg()}
 	var out []Message
-	err := s.queryRows(ctx, sqlPop, args, func(row rowScanner) error {
-		var m Message
-		var payload string
-		if err := row.Scan(&m.ID, &m.TransactionID, &m.TraceID, &payload, &m.ProducerSub, &m.CreatedAt,
-			&m.PartitionID, &m.Partition, &m.Queue, &m.RetryCount, &m.Encrypted); err != nil {
-			return err
-		}
-		m.Payload = []byte(payload)
-		out = append(out, m)
-		return nil
-	})
+	run := func() error {
+		out = out[:0]
+		return s.queryRows(ctx, sqlPop, args, func(row rowScanner) error {
+			var m Message
+			var payload string
+			if err := row.Scan(&m.ID, &m.TransactionID, &m.TraceID, &payload, &m.ProducerSub, &m.CreatedAt,
+				&m.PartitionID, &m.Partition, &m.Queue, &m.RetryCount, &m.Encrypted); err != nil {
+				return err
+			}
+			m.Payload = []byte(payload)
+			out = append(out, m)
+			return nil
+		})
+	}
+	// A pop's first claims insert consumer rows in the walk's order, which a concurrent queue
+	// deletion (locking partitions by id) can cross. PostgreSQL then aborts one of them; an
+	// aborted pop has changed nothing, so it simply runs again.
+	err := retryOnDeadlock(3, run)
 	if err != nil {
 		return nil, fmt.Errorf("pop: %w", err)
 	}

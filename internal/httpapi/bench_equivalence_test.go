@@ -1,0 +1,92 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/queen-go/queen/internal/broker"
+)
+
+// The decoding shortcuts the benchmarks motivated (readJSON's RawMessage path, plainString,
+// parseAll) must answer exactly what the plain json.Unmarshal paths answer. These fuzz
+// targets check that on their seeds in every test run and on anything `go test -fuzz` finds.
+
+func FuzzReadJSONRawMessage(f *testing.F) {
+	for _, s := range []string{`{"a": 1}`, " \n[1, 2]\t\r\n", `"x"`, `null`, "12 ", `{"a":}`, `[1,]`, "\v{}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var want json.RawMessage
+		wantErr := json.Unmarshal(body, &want)
+		w := newDiscardWriter()
+		var got json.RawMessage
+		ok := readJSON(w, newBenchRequest(body).rewind(), &got)
+		if len(bytes.TrimSpace(body)) == 0 {
+			return // "Empty request body", decided before any decoding
+		}
+		if ok != (wantErr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("readJSON(%q) = %q, %v; Unmarshal gives %q, %v", body, got, ok, want, wantErr)
+		}
+	})
+}
+
+func FuzzAsString(f *testing.F) {
+	for _, s := range []string{`"orders"`, `""`, ` "a"`, `"a" `, `"\u0000"`, `"a\"b"`, `"é"`, "\"\xff\"", `"\ud800"`, `"`, `5`, "\"\x01\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := asString(raw)
+		var want string
+		wantOK := jsonKind(raw) == '"' && json.Unmarshal(raw, &want) == nil && !strings.ContainsRune(want, 0)
+		if !wantOK {
+			want = ""
+		}
+		if got != want || ok != wantOK {
+			t.Fatalf("asString(%q) = %q, %v; want %q, %v", raw, got, ok, want, wantOK)
+		}
+	})
+}
+
+// FuzzParseAll checks that when the one-pass decode accepts an array, the element-by-element
+// decode accepts it too and yields the same items, for each kind of element parseEach serves.
+func FuzzParseAll(f *testing.F) {
+	for _, s := range []string{
+		`[{"queue":"q","payload":{"a": 1},"partition":"p","transactionId":"t"}]`,
+		`[{"QUEUE":"q","Payload":1,"queue":"r","payload":null}]`,
+		`[null]`, `[{}]`, `["x"]`, `[]`, `[{"queue":"q","payload":1},5]`,
+		`[{"transactionId":"t","partitionId":"p","status":"failed","error":"e"}]`,
+		`[{"queue":"q","data":{"x":[1]},"traceId":"0198f3c2-7a10-7001-8001-000000000001"}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, arr []byte) {
+		if !json.Valid(arr) {
+			return // parseEach only ever sees parts of a validated body
+		}
+		checkParseAll(t, arr, pushItem)
+		checkParseAll(t, arr, func(a *ackJSON) (broker.AckItem, string) {
+			tx, ok1 := asString(a.TransactionID)
+			pid, ok2 := asString(a.PartitionID)
+			if !ok1 || !ok2 {
+				return broker.AckItem{}, "invalid"
+			}
+			return ackItem(tx, pid, *a, ""), ""
+		})
+		checkParseAll(t, arr, txnPushItem)
+	})
+}
+
+func checkParseAll[T, R any](t *testing.T, arr []byte, parse func(*T) (R, string)) {
+	t.Helper()
+	fast, ok := parseAll(arr, parse)
+	if !ok {
+		return // parseEach falls back to parseSeq itself
+	}
+	exact, msg := parseSeq(arr, "not an array", "not an object", parse)
+	if msg != "" || !reflect.DeepEqual(fast, exact) {
+		t.Fatalf("%s: one pass gives %+v; element by element gives %+v, %q", arr, fast, exact, msg)
+	}
+}
