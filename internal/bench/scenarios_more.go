@@ -47,7 +47,7 @@ func (r *runner) e2e(ctx context.Context) (Result, error) {
 			case <-prodCtx.Done():
 				return
 			case <-t.C:
-				go r.api.call(prodCtx, http.MethodPost, "/api/v1/push", r.pushBody(r.queue, 1, r.cfg.Partitions, seq, seq), nil)
+				go r.api.call(prodCtx, http.MethodPost, "/api/v1/push", r.pushBody(r.queue, 1, func(int) int { return seq % r.cfg.Partitions }, seq), nil)
 			}
 		}
 	}()

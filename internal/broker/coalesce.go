@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"time"
 
@@ -11,9 +12,14 @@ import (
 )
 
 // coalescer merges concurrent push requests into shared database calls, the way group commit
-// does: a request that arrives while the flushers are busy waits for the next flush and goes
+// does: a request that arrives while its lane is busy waits for the lane's next flush and goes
 // with every other request that arrived meanwhile. Idle, a request is flushed at once, so
 // coalescing adds no latency; busy, one commit carries many requests.
+//
+// Requests are spread over maxInflight lanes by their first item's partition, each lane with
+// at most one call in flight: calls of different lanes mostly lock different partitions and
+// run in parallel, while requests for one partition, which would wait on its lock anyway, share
+// commits.
 //
 // Each request stays all-or-nothing and keeps its item order; requests in one call are
 // ordered by arrival. A call that fails for a reason other than an unavailable database is
@@ -21,12 +27,18 @@ import (
 type coalescer struct {
 	write       func(context.Context, []store.PushItem) ([]store.PushResult, error)
 	maxItems    int           // items per database call
-	maxInflight int           // concurrent database calls
+	maxInflight int           // lanes, so concurrent database calls
 	timeout     time.Duration // bound on one call, independent of any one client
 
-	mu       sync.Mutex
-	pending  []*pushJob
-	inflight int
+	once  sync.Once
+	lanes []*lane
+}
+
+// lane is one ordered queue of pending requests with at most one flush running.
+type lane struct {
+	mu      sync.Mutex
+	pending []*pushJob
+	busy    bool
 }
 
 type pushJob struct {
@@ -39,16 +51,17 @@ type pushDone struct {
 	err error
 }
 
-// submit writes items as part of the next flush and returns their results.
+// submit writes items as part of their lane's next flush and returns their results.
 func (c *coalescer) submit(ctx context.Context, items []store.PushItem) ([]store.PushResult, error) {
 	job := &pushJob{items: items, done: make(chan pushDone, 1)}
-	c.mu.Lock()
-	c.pending = append(c.pending, job)
-	if c.inflight < c.maxInflight {
-		c.inflight++
-		go c.flushLoop()
+	l := c.laneFor(items)
+	l.mu.Lock()
+	l.pending = append(l.pending, job)
+	if !l.busy {
+		l.busy = true
+		go c.flushLoop(l)
 	}
-	c.mu.Unlock()
+	l.mu.Unlock()
 	select {
 	case d := <-job.done:
 		return d.res, d.err
@@ -58,23 +71,41 @@ func (c *coalescer) submit(ctx context.Context, items []store.PushItem) ([]store
 	}
 }
 
-// flushLoop flushes pending jobs until none are left.
-func (c *coalescer) flushLoop() {
+// laneFor picks the lane of a request by the partition of its first item.
+func (c *coalescer) laneFor(items []store.PushItem) *lane {
+	c.once.Do(func() {
+		c.lanes = make([]*lane, max(c.maxInflight, 1))
+		for i := range c.lanes {
+			c.lanes[i] = &lane{}
+		}
+	})
+	if len(c.lanes) == 1 || len(items) == 0 {
+		return c.lanes[0]
+	}
+	h := fnv.New32a()
+	h.Write([]byte(items[0].Queue))
+	h.Write([]byte{0})
+	h.Write([]byte(items[0].Partition))
+	return c.lanes[h.Sum32()%uint32(len(c.lanes))]
+}
+
+// flushLoop flushes a lane's pending jobs until none are left.
+func (c *coalescer) flushLoop(l *lane) {
 	for {
-		c.mu.Lock()
-		if len(c.pending) == 0 {
-			c.inflight--
-			c.mu.Unlock()
+		l.mu.Lock()
+		if len(l.pending) == 0 {
+			l.busy = false
+			l.mu.Unlock()
 			return
 		}
 		n, items := 0, 0
-		for n < len(c.pending) && (n == 0 || items+len(c.pending[n].items) <= c.maxItems) {
-			items += len(c.pending[n].items)
+		for n < len(l.pending) && (n == 0 || items+len(l.pending[n].items) <= c.maxItems) {
+			items += len(l.pending[n].items)
 			n++
 		}
-		jobs := c.pending[:n:n]
-		c.pending = c.pending[n:]
-		c.mu.Unlock()
+		jobs := l.pending[:n:n]
+		l.pending = l.pending[n:]
+		l.mu.Unlock()
 		c.flush(jobs)
 	}
 }

@@ -63,9 +63,7 @@ func TestCoalescerMergesConcurrentRequestsAndSplitsResults(t *testing.T) {
 	// Let every request queue up behind the first call, then release the writer.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		c.mu.Lock()
-		n := len(c.pending)
-		c.mu.Unlock()
+		n := c.queued()
 		if n >= 19 || time.Now().After(deadline) {
 			break
 		}
@@ -123,5 +121,32 @@ func TestCoalescerRespectsItemBound(t *testing.T) {
 		if n > 3 && n != 2 {
 			t.Fatalf("call of %d items exceeds the bound: %v", n, w.calls)
 		}
+	}
+}
+
+// queued counts the requests waiting in every lane.
+func (c *coalescer) queued() int {
+	c.laneFor(nil) // make sure the lanes exist before reading them
+	n := 0
+	for _, l := range c.lanes {
+		l.mu.Lock()
+		n += len(l.pending)
+		l.mu.Unlock()
+	}
+	return n
+}
+
+func TestCoalescerSpreadsPartitionsOverLanes(t *testing.T) {
+	c := &coalescer{maxInflight: 8}
+	seen := map[*lane]bool{}
+	for p := 0; p < 64; p++ {
+		l := c.laneFor([]store.PushItem{{Queue: "q", Partition: fmt.Sprint("p", p)}})
+		if c.laneFor([]store.PushItem{{Queue: "q", Partition: fmt.Sprint("p", p)}}) != l {
+			t.Fatal("one partition must always map to one lane")
+		}
+		seen[l] = true
+	}
+	if len(seen) < 6 {
+		t.Fatalf("64 partitions used only %d of 8 lanes", len(seen))
 	}
 }

@@ -44,7 +44,9 @@ BEGIN
     WITH items AS MATERIALIZED (
         SELECT (u.ord - 1)::int AS i, u.pid, u.k, u.mid, p.queue_id AS qid, q.name AS qname,
                p.name AS pname, q.max_size, q.dedup_window_seconds AS dw, p.last_position,
-               row_number() OVER (PARTITION BY u.pid, u.k ORDER BY u.ord) AS dup_rank
+               -- keys compare byte-wise (COLLATE "C"): equality is all that matters, and it is far
+               -- cheaper than the database collation
+               row_number() OVER (PARTITION BY u.pid, u.k COLLATE "C" ORDER BY u.ord) AS dup_rank
         FROM unnest(p_pids, p_keys, p_ids) WITH ORDINALITY AS u (pid, k, mid, ord)
         -- Partition rows are updated by every push: reach them through the primary key
         -- (= ANY), never a scan over their dead versions.
@@ -77,7 +79,7 @@ BEGIN
                d.last_position + row_number() OVER (PARTITION BY d.pid, d.st = 'queued' ORDER BY d.i) AS pos,
                first_value(d.st) OVER w AS winner_st,
                first_value(coalesce(d.existing, d.mid)) OVER w AS winner_mid
-        FROM decided d WINDOW w AS (PARTITION BY d.pid, d.k ORDER BY d.i)
+        FROM decided d WINDOW w AS (PARTITION BY d.pid, d.k COLLATE "C" ORDER BY d.i)
     )
     SELECT array_agg(ROW(x.i,
                CASE WHEN x.dup_rank = 1 THEN x.st WHEN x.winner_st = 'failed' THEN 'failed' ELSE 'duplicate' END,

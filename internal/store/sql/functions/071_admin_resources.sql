@@ -107,6 +107,8 @@ BEGIN
     PERFORM qg_lock_queue_groups(ARRAY[v_qid]);
     PERFORM 1 FROM partitions p WHERE p.queue_id = v_qid ORDER BY p.id FOR UPDATE;
     PERFORM 1 FROM consumers c WHERE c.queue_id = v_qid ORDER BY c.partition_id, c.consumer_group FOR UPDATE;
+    -- messages carry no foreign key (see 0001): remove them before their partitions cascade.
+    DELETE FROM messages m WHERE m.partition_id IN (SELECT p.id FROM partitions p WHERE p.queue_id = v_qid);
     DELETE FROM queues q WHERE q.id = v_qid;
     RETURN true;
 END $$;

@@ -39,8 +39,12 @@ CREATE TABLE partitions (
     UNIQUE (queue_id, name)
 );
 
+-- No foreign key to partitions: a per-row check would cost every push as much as a third of
+-- its insert, and it would guard nothing, since a writer holds the partition row locked while
+-- it inserts. The paths that delete partitions (queue deletion, idle-partition cleanup) delete
+-- their messages themselves.
 CREATE TABLE messages (
-    partition_id   uuid NOT NULL REFERENCES partitions (id) ON DELETE CASCADE,
+    partition_id   uuid NOT NULL,
     position       bigint NOT NULL,
     id             uuid NOT NULL,
     transaction_id text NOT NULL,
