@@ -28,7 +28,8 @@ func (w *fakeWriter) write(_ context.Context, items []store.PushItem) ([]store.P
 }
 
 // BenchmarkCoalescer submits push requests of 1 or 100 items from 25 goroutines per CPU
-// (like 50 client connections on this 2-core machine) through the broker's default bounds.
+// (like 50 client connections on this 2-core machine), each for its own partition, through
+// the broker's default bounds.
 // ns/op is the cost per request; calls/op is database calls per request, which falls below 1
 // only when concurrent requests are coalesced.
 func BenchmarkCoalescer(b *testing.B) {
@@ -38,10 +39,17 @@ func BenchmarkCoalescer(b *testing.B) {
 			b.Run(fmt.Sprintf("items=%d/write=%v", n, delay), func(b *testing.B) {
 				w := &fakeWriter{delay: delay, res: make([]store.PushResult, maxItems)}
 				c := &coalescer{write: w.write, maxItems: maxItems, maxInflight: maxInflight, timeout: time.Minute}
-				req := make([]store.PushItem, n)
+				var producers atomic.Int64
 				b.ReportAllocs()
 				b.SetParallelism(25)
 				b.RunParallel(func(pb *testing.PB) {
+					// Each goroutine is a producer of its own partition, so requests spread
+					// over the coalescer's lanes as distinct partitions do.
+					req := make([]store.PushItem, n)
+					part := fmt.Sprint("customer-", producers.Add(1))
+					for i := range req {
+						req[i] = store.PushItem{Queue: "orders", Partition: part}
+					}
 					for pb.Next() {
 						if res, err := c.submit(context.Background(), req); err != nil || len(res) != n {
 							b.Errorf("submit: %d results, %v", len(res), err)

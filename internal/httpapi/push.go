@@ -86,28 +86,31 @@ func parsePushItems(body json.RawMessage) ([]broker.PushItem, string) {
 // pushItem validates one push item, in the order of data-api.md §2.1.
 func pushItem(it *pushItemJSON) (broker.PushItem, string) {
 	q, ok := asString(it.Queue)
-	if !ok {
-		return broker.PushItem{}, "Queue must be a string"
-	}
-	if tooLong(q) {
-		return broker.PushItem{}, "queue exceeds 255 characters"
+	if msg := nameError(q, ok, "Queue must be a string", "queue"); msg != "" {
+		return broker.PushItem{}, msg
 	}
 	p, ok := optString(it.Partition)
-	if !ok {
-		return broker.PushItem{}, "Partition must be a string"
-	}
-	if tooLong(p) {
-		return broker.PushItem{}, "partition exceeds 255 characters"
+	if msg := nameError(p, ok, "Partition must be a string", "partition"); msg != "" {
+		return broker.PushItem{}, msg
 	}
 	if len(it.Payload) == 0 {
 		return broker.PushItem{}, "payload is required"
 	}
 	tx, ok := optString(it.TransactionID)
-	if !ok {
-		return broker.PushItem{}, "TransactionId must be a string"
-	}
-	if tooLong(tx) {
-		return broker.PushItem{}, "transactionId exceeds 255 characters"
+	if msg := nameError(tx, ok, "TransactionId must be a string", "transactionId"); msg != "" {
+		return broker.PushItem{}, msg
 	}
 	return broker.PushItem{Queue: q, Partition: p, TransactionID: tx, Payload: it.Payload}, ""
+}
+
+// nameError checks a decoded name field: notString when it was no string (ok=false), the
+// length error for field when it is too long, "" when it is fine.
+func nameError(s string, ok bool, notString, field string) string {
+	switch {
+	case !ok:
+		return notString
+	case tooLong(s):
+		return field + " exceeds 255 characters"
+	}
+	return ""
 }

@@ -80,25 +80,16 @@ func txnPushItems(op *txnOpJSON) ([]broker.TxnEntry, string) {
 // txnPushItem validates one push item (transaction.md §1.1, §2 checks 8-12).
 func txnPushItem(it *txnPushJSON) (broker.TxnEntry, string) {
 	q, ok := optString(it.Queue)
-	switch {
-	case !ok:
-		return broker.TxnEntry{}, "Queue must be a string"
-	case tooLong(q):
-		return broker.TxnEntry{}, "queue exceeds 255 characters"
+	if msg := nameError(q, ok, "Queue must be a string", "queue"); msg != "" {
+		return broker.TxnEntry{}, msg
 	}
 	p, ok := optString(it.Partition)
-	switch {
-	case !ok:
-		return broker.TxnEntry{}, "Partition must be a string"
-	case tooLong(p):
-		return broker.TxnEntry{}, "partition exceeds 255 characters"
+	if msg := nameError(p, ok, "Partition must be a string", "partition"); msg != "" {
+		return broker.TxnEntry{}, msg
 	}
 	tx, ok := optString(it.TransactionID)
-	switch {
-	case !ok:
-		return broker.TxnEntry{}, "TransactionId must be a string"
-	case tooLong(tx):
-		return broker.TxnEntry{}, "transactionId exceeds 255 characters"
+	if msg := nameError(tx, ok, "TransactionId must be a string", "transactionId"); msg != "" {
+		return broker.TxnEntry{}, msg
 	}
 	trace, ok := optString(it.TraceID)
 	if !ok || (trace != "" && broker.CanonicalUUID(trace) == "") {
