@@ -29,7 +29,31 @@ func (b *Broker) ack(ctx context.Context, items []AckItem) ([]AckResult, error) 
 	for i, it := range items {
 		canon[i] = canonicalAck(it)
 	}
-	return b.store.Ack(ctx, canon)
+	res, err := b.store.Ack(ctx, canon)
+	if err != nil {
+		return nil, err
+	}
+	// A released lease or completed batch can make the pair deliverable again.
+	var released queueSet
+	for _, r := range res {
+		if r.Success && r.LeaseReleased && !r.AlreadyCommitted && r.Queue != nil {
+			released.add(*r.Queue)
+		}
+	}
+	b.wake(released...)
+	return res, nil
+}
+
+// queueSet collects distinct queue names in first-seen order.
+type queueSet []string
+
+func (s *queueSet) add(q string) {
+	for _, x := range *s {
+		if x == q {
+			return
+		}
+	}
+	*s = append(*s, q)
 }
 
 // canonicalAck makes a client's ids comparable: a partitionId that is not a UUID names no

@@ -63,7 +63,8 @@ func (b *Broker) SeekPartition(ctx context.Context, group, queue, partition stri
 	return movedTo, found, err
 }
 
-// wakeQueues wakes this instance's parked pops of the named queues.
+// wakeQueues wakes this instance's parked pops of the named queues (the SQL of these admin
+// operations notifies the other instances itself).
 func (b *Broker) wakeQueues(queues ...string) {
 	for _, q := range queues {
 		b.hub.Wake(waiter.Signal{Queue: q})

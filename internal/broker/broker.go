@@ -55,12 +55,13 @@ type Config struct {
 
 // Broker is the domain layer. Safe for concurrent use.
 type Broker struct {
-	store  *store.Store
-	sealer sealer
-	pushes *coalescer
-	hub    *waiter.Hub
-	cfg    Config
-	log    *slog.Logger
+	store   *store.Store
+	sealer  sealer
+	pushes  *coalescer
+	signals *signaler
+	hub     *waiter.Hub
+	cfg     Config
+	log     *slog.Logger
 }
 
 // New returns a broker over st. hub may be shared with a notification listener.
@@ -85,7 +86,8 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 		cfg.Recorder = nopRecorder{}
 	}
 	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey},
-		pushes: &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute}}
+		pushes:  &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute},
+		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second}}
 }
 
 // Hub is the broker's parked-pop registry.

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/queen-go/queen/internal/store"
-	"github.com/queen-go/queen/internal/waiter"
 )
 
 // PushItem is one message a producer writes. An empty Partition means Default, an empty
@@ -37,14 +36,14 @@ func (b *Broker) push(ctx context.Context, items []PushItem, producerSub *string
 		return nil, err
 	}
 	out := make([]PushOutcome, len(res))
-	woken := map[string]bool{}
+	var written queueSet
 	for i, r := range res {
 		out[i] = PushOutcome{PushResult: r, TransactionID: rows[i].Key}
-		if r.Status == store.StatusQueued && !woken[r.Queue] {
-			woken[r.Queue] = true
-			b.hub.Wake(waiter.Signal{Queue: r.Queue})
+		if r.Status == store.StatusQueued {
+			written.add(r.Queue)
 		}
 	}
+	b.wake(written...)
 	return out, nil
 }
 

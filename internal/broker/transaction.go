@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/queen-go/queen/internal/store"
-	"github.com/queen-go/queen/internal/waiter"
 )
 
 // TxnEntry is one flattened operation of a transaction: a push (Ack nil) or an ack.
@@ -72,13 +71,13 @@ func (b *Broker) transaction(ctx context.Context, entries []TxnEntry, requiredLe
 		return out, err
 	}
 	out.Results = make([]TxnResult, len(res))
-	woken := map[string]bool{}
+	var touched queueSet // written queues, and acked ones whose lease may have been released
 	for i, r := range res {
 		out.Results[i] = TxnResult{TxnResult: r, TransactionID: keys[r.Index]}
-		if r.Kind == "push" && !r.Duplicate && !woken[r.Queue] {
-			woken[r.Queue] = true
-			b.hub.Wake(waiter.Signal{Queue: r.Queue})
+		if (r.Kind == "push" && !r.Duplicate) || (r.Kind == "ack" && !r.AlreadyCommitted) {
+			touched.add(r.Queue)
 		}
 	}
+	b.wake(touched...)
 	return out, nil
 }

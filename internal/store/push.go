@@ -132,3 +132,11 @@ func pushColumns(items []PushItem) pushCols {
 	}
 	return c
 }
+
+// NotifyQueues signals the named queues to every instance's listener (see qg_notify_queues).
+func (s *Store) NotifyQueues(ctx context.Context, queues []string) error {
+	return s.withConn(ctx, func(c *pgxpool.Conn) error {
+		_, err := c.Exec(ctx, "SELECT qg_notify_queues($1)", queues)
+		return err
+	})
+}

@@ -6,9 +6,18 @@ BEGIN
 END $$;
 
 -- Wakes parked pops of a queue on every instance; NOTIFY fires only when the caller commits.
+-- Used by the rare writers (configure, seeks, housekeeping). Pushes and acks do not notify
+-- inside their transaction (it would serialise their commits): the broker signals after them
+-- through qg_notify_queues.
 CREATE OR REPLACE FUNCTION qg_notify_queue(p_queue_id uuid) RETURNS void LANGUAGE sql AS $$
     SELECT pg_notify('qg_wake:' || current_schema(), json_build_array(q.name, q.namespace, q.task)::text)
     FROM queues q WHERE q.id = p_queue_id;
+$$;
+
+-- Signals the named queues to every instance, in its own transaction, after their writes.
+CREATE OR REPLACE FUNCTION qg_notify_queues(p_names text[]) RETURNS void LANGUAGE sql AS $$
+    SELECT pg_notify('qg_wake:' || current_schema(), json_build_array(q.name, q.namespace, q.task)::text)
+    FROM queues q WHERE q.name = ANY (p_names);
 $$;
 
 -- Writes push items into existing partitions (concepts.md §4). Shared by the push route
@@ -119,8 +128,6 @@ BEGIN
     ORDER BY w.pid, s.consumer_group
     ON CONFLICT DO NOTHING;
 
-    PERFORM qg_notify_queue(s.qid)
-    FROM (SELECT DISTINCT x.qid FROM unnest(v_plan) x WHERE x.status = 'queued') s;
 
     RETURN QUERY SELECT * FROM unnest(v_plan) x ORDER BY x.i;
 END $$;

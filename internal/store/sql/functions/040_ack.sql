@@ -136,9 +136,6 @@ BEGIN
                     + CASE WHEN v_released AND v_cursor >= coalesce(c.batch_end, 0) THEN 1 ELSE 0 END
             WHERE c.partition_id = v_g.pid AND c.consumer_group = v_g.grp
               AND (v_cursor <> c.cursor OR v_released OR v_r <> c.retry_count);
-            IF v_released THEN
-                PERFORM qg_notify_queue(v_q.id);
-            END IF;
             v_live := v_live AND NOT v_released;
         END IF;
         FOR v_it IN SELECT generate_series(v_first, cardinality(v_out)) AS k LOOP
