@@ -116,6 +116,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	log.Info("queen-go listening", "addr", ln.Addr().String(), "version", version, "schema", cfg.DBSchema)
+	servePprof(cfg.PprofAddr, log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	stopBackground := startBackground(bg, rec, jobs)

@@ -28,6 +28,8 @@ type Config struct {
 	LogLevel string
 	// Dev is set by --dev.
 	Dev bool
+	// PprofAddr is where Go profiling is served (PPROF_ADDR, queen-go's own); "" = off.
+	PprofAddr string
 	// DataDir holds embedded PostgreSQL and the default spool (QUEEN_DATA_DIR).
 	DataDir string
 	// WebappRoot serves the dashboard from disk (WEBAPP_ROOT, later phase).

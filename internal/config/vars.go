@@ -36,6 +36,8 @@ var variables = []variable{
 		set: strVar(func(c *Config) *string { return &c.DataDir })},
 	{group: "Server", name: "WEBAPP_ROOT", help: "serve the dashboard from this directory (later phase)",
 		set: strVar(func(c *Config) *string { return &c.WebappRoot })},
+	{group: "Server", name: "PPROF_ADDR", help: "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060 (queen-go's own; off when empty)",
+		set: strVar(func(c *Config) *string { return &c.PprofAddr })},
 
 	{group: "Database", name: "DATABASE_URL", help: "PostgreSQL URL or key/value string; overrides PG_*",
 		set: strVar(func(c *Config) *string { return &c.DatabaseURL })},
