@@ -98,16 +98,14 @@ func (r *runner) popAck(ctx context.Context, partitions, messages int) (Result, 
 // consumeOnce pops one batch for group and acknowledges it per the ack mode.
 func (r *runner) consumeOnce(ctx context.Context, queue, group string, rec *recorder) error {
 	t := time.Now()
-	q := fmt.Sprintf("/api/v1/pop/queue/%s?batch=%d&consumerGroup=%s", queue, r.cfg.Batch, group)
+	// Consumers long-poll, as the Queen clients do, rather than spin on empty answers.
+	q := fmt.Sprintf("/api/v1/pop/queue/%s?batch=%d&consumerGroup=%s&wait=true&timeout=200", queue, r.cfg.Batch, group)
 	if r.cfg.AckMode == "auto" {
 		q += "&autoAck=true"
 	}
 	var p popAnswer
 	code, err := r.api.call(ctx, http.MethodGet, q, nil, &p)
 	if err != nil || code == http.StatusNoContent {
-		if err == nil {
-			time.Sleep(5 * time.Millisecond) // contested or drained; try again shortly
-		}
 		return err
 	}
 	switch r.cfg.AckMode {
@@ -145,7 +143,7 @@ func (r *runner) txn(ctx context.Context) (Result, error) {
 	return r.measure(ctx, "txn", r.cfg.Conns, done, func(ctx context.Context, _ int, rec *recorder) error {
 		t := time.Now()
 		var p popAnswer
-		code, err := r.api.call(ctx, http.MethodGet, "/api/v1/pop/queue/"+r.queue+"?batch=1", nil, &p)
+		code, err := r.api.call(ctx, http.MethodGet, "/api/v1/pop/queue/"+r.queue+"?batch=1&wait=true&timeout=200", nil, &p)
 		if err != nil || code == http.StatusNoContent {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/waiter"
 )
 
 // NormalizeStatus maps a client's status to completed, failed, retry or dlq (concepts.md §8.1):
@@ -33,14 +34,20 @@ func (b *Broker) ack(ctx context.Context, items []AckItem) ([]AckResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	// A released lease or completed batch can make the pair deliverable again.
-	var released queueSet
-	for _, r := range res {
-		if r.Success && r.LeaseReleased && !r.AlreadyCommitted && r.Queue != nil {
-			released.add(*r.Queue)
+	// A released lease or completed batch can make the pair deliverable again: enough for one
+	// parked pop of this instance per released pair, and a signal to the other instances.
+	released, pairs := map[string]int{}, map[[2]string]bool{}
+	for i, r := range res {
+		pair := [2]string{canon[i].PartitionID, canon[i].Group}
+		if r.Success && r.LeaseReleased && !r.AlreadyCommitted && r.Queue != nil && !pairs[pair] {
+			pairs[pair] = true
+			released[*r.Queue]++
 		}
 	}
-	b.wake(released...)
+	for q, n := range released {
+		b.hub.Wake(waiter.Signal{Queue: q, Wake: n})
+		b.signals.add(q)
+	}
 	return res, nil
 }
 

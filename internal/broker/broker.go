@@ -59,6 +59,7 @@ type Broker struct {
 	sealer  sealer
 	pushes  *coalescer
 	signals *signaler
+	popGate popGate
 	hub     *waiter.Hub
 	cfg     Config
 	log     *slog.Logger
@@ -87,7 +88,8 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 	}
 	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey},
 		pushes:  &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute},
-		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second}}
+		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second},
+		popGate: popGate{size: 4}}
 }
 
 // Hub is the broker's parked-pop registry.

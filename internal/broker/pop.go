@@ -46,8 +46,14 @@ func (b *Broker) pop(ctx context.Context, r PopRequest) (PopResult, error) {
 		defer w.Leave()
 	}
 	interval := b.cfg.PollInitial
+	gateKey := sr.Queue + "\x00" + sr.Partition + "\x00" + sr.Namespace + "\x00" + sr.Task + "\x00" + sr.Group
 	for attempt := 0; ; attempt++ {
+		leave, err := b.popGate.enter(ctx, gateKey)
+		if err != nil {
+			return res, err
+		}
 		msgs, err := b.store.Pop(ctx, sr)
+		leave()
 		if err != nil {
 			if attempt == 0 || ctx.Err() != nil {
 				return res, err

@@ -2,13 +2,21 @@
 // write signals their queue (operations.md §3).
 package waiter
 
-import "sync"
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
 
 // Signal says that a queue may have become deliverable. Namespace and Task are known only
 // when the signal came through PostgreSQL NOTIFY (HasLabels).
 type Signal struct {
 	Queue, Namespace, Task string
 	HasLabels              bool
+	// Wake bounds how many parked pops the signal wakes, oldest first; 0 wakes them all.
+	// A released lease frees one partition for one pop: waking every waiter for it would
+	// send all of them to the database for one of them to win.
+	Wake int
 }
 
 // Filter says which signals wake a parked pop: a queue pop names Queue; a namespace/task pop
@@ -28,6 +36,7 @@ func (f Filter) matches(s Signal) bool {
 // Hub holds the parked pops of one broker instance.
 type Hub struct {
 	mu      sync.Mutex
+	seq     uint64
 	waiters map[*Waiter]struct{}
 	closed  chan struct{}
 	once    sync.Once
@@ -43,6 +52,7 @@ type Waiter struct {
 	C      chan struct{}
 	filter Filter
 	hub    *Hub
+	seq    uint64 // arrival order
 }
 
 // Park registers a waiter. Register before the attempt that may find nothing, so a write
@@ -50,6 +60,8 @@ type Waiter struct {
 func (h *Hub) Park(f Filter) *Waiter {
 	w := &Waiter{C: make(chan struct{}, 1), filter: f, hub: h}
 	h.mu.Lock()
+	h.seq++
+	w.seq = h.seq
 	h.waiters[w] = struct{}{}
 	h.mu.Unlock()
 	return w
@@ -62,14 +74,28 @@ func (w *Waiter) Leave() {
 	w.hub.mu.Unlock()
 }
 
-// Wake wakes every waiter whose filter matches s.
+// Wake wakes the waiters whose filter matches s: all of them, or the s.Wake oldest that are
+// not already due to wake (parked pops are served in arrival order).
 func (h *Hub) Wake(s Signal) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for w := range h.waiters {
-		if w.filter.matches(s) {
-			notify(w)
+	if s.Wake <= 0 {
+		for w := range h.waiters {
+			if w.filter.matches(s) {
+				notify(w)
+			}
 		}
+		return
+	}
+	var due []*Waiter
+	for w := range h.waiters {
+		if w.filter.matches(s) && len(w.C) == 0 {
+			due = append(due, w)
+		}
+	}
+	slices.SortFunc(due, func(a, b *Waiter) int { return cmp.Compare(a.seq, b.seq) })
+	for _, w := range due[:min(s.Wake, len(due))] {
+		notify(w)
 	}
 }
 

@@ -188,18 +188,29 @@ BEGIN
     PERFORM qg_register(v_qids, p_group, CASE WHEN p_group = '__QUEUE_MODE__' THEN 'all' ELSE p_sub_mode END,
                         p_sub_ts, v_now);
 
+    -- The walk skips pairs it can see are leased or inside their retry delay, so that many
+    -- consumers on few partitions do not call qg_claim for every busy pair.
     IF p_partition IS NOT NULL THEN
         OPEN v_cur FOR SELECT w.partition_id FROM partition_work w JOIN partitions p ON p.id = w.partition_id
-            WHERE p.queue_id = v_qids[1] AND p.name = p_partition AND w.consumer_group = p_group;
+            LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
+            WHERE p.queue_id = v_qids[1] AND p.name = p_partition AND w.consumer_group = p_group
+              AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
+              AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now);
     ELSIF cardinality(v_qids) = 1 THEN
         OPEN v_cur FOR SELECT w.partition_id FROM partition_work w
+            LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE w.queue_id = v_qids[1] AND w.consumer_group = p_group
               AND w.next_at <= v_now - v_delay * interval '1 second'
+              AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
+              AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now)
             ORDER BY w.next_at;
     ELSE
         OPEN v_cur FOR SELECT w.partition_id FROM partition_work w JOIN queues q ON q.id = w.queue_id
+            LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE w.queue_id = ANY (v_qids) AND w.consumer_group = p_group
               AND w.next_at <= v_now - q.delayed_processing * interval '1 second'
+              AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
+              AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now)
             ORDER BY q.priority DESC, w.next_at;
     END IF;
     LOOP

@@ -85,7 +85,9 @@ CREATE TABLE consumers (
     created_at         timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (partition_id, consumer_group)
 );
-CREATE INDEX consumers_lease ON consumers (lease_id) WHERE lease_id IS NOT NULL;
+-- Deliberately no index on lease_id (or any column a claim or ack changes): those updates then
+-- stay HOT, which keeps the rows of busy pairs from bloating under many consumers. Looking a
+-- lease up by id (lease extension) scans the table; it is rare next to claims and acks.
 CREATE INDEX consumers_queue_group ON consumers (queue_id, consumer_group);
 
 -- The (partition, group) pairs of registered groups that may have messages after their cursor:

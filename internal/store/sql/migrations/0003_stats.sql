@@ -190,8 +190,8 @@ CREATE TABLE metrics_totals (
     updated_at     timestamptz NOT NULL
 );
 
--- Lease housekeeping finds leases that expired and retry delays that ended in a time window.
-CREATE INDEX consumers_lease_expiry ON consumers (lease_expires_at) WHERE lease_id IS NOT NULL;
-CREATE INDEX consumers_retry_not_before ON consumers (retry_not_before) WHERE retry_not_before IS NOT NULL;
+-- No index on consumers' lease or retry columns (lease housekeeping scans the table once a
+-- second on the leader instead): they change on every claim and ack, and an index on them
+-- would make each of those updates non-HOT, bloating the hottest table of the pop path.
 -- Retention removes tombstones whose dedup window ended.
 CREATE INDEX dedup_tombstones_created ON dedup_tombstones (created_at);
