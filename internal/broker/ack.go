@@ -34,20 +34,13 @@ func (b *Broker) ack(ctx context.Context, items []AckItem) ([]AckResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	// A released lease or completed batch can make the pair deliverable again: enough for one
-	// parked pop of this instance per released pair, and a signal to the other instances.
-	released, pairs := map[string]int{}, map[[2]string]bool{}
+	var rel releases
 	for i, r := range res {
-		pair := [2]string{canon[i].PartitionID, canon[i].Group}
-		if r.Success && r.LeaseReleased && !r.AlreadyCommitted && r.Queue != nil && !pairs[pair] {
-			pairs[pair] = true
-			released[*r.Queue]++
+		if r.Success && r.LeaseReleased && !r.AlreadyCommitted && r.Queue != nil {
+			rel.add(*r.Queue, canon[i].PartitionID, canon[i].Group)
 		}
 	}
-	for q, n := range released {
-		b.hub.Wake(waiter.Signal{Queue: q, Wake: n})
-		b.signals.add(q)
-	}
+	b.wakeReleased(rel)
 	return res, nil
 }
 
@@ -74,4 +67,31 @@ func canonicalAck(a AckItem) AckItem {
 // ExtendLease extends a live lease by at least seconds; state is one of store.Lease*.
 func (b *Broker) ExtendLease(ctx context.Context, leaseID string, seconds int) (expiresAt time.Time, state string, err error) {
 	return b.store.ExtendLease(ctx, leaseID, seconds)
+}
+
+// releases counts, per queue, the distinct (partition, group) pairs whose lease an ack released
+// or whose batch it completed: each can now serve one more pop.
+type releases struct {
+	perQueue map[string]int
+	pairs    map[[2]string]bool
+}
+
+func (r *releases) add(queue, partitionID, group string) {
+	if r.pairs == nil {
+		r.perQueue, r.pairs = map[string]int{}, map[[2]string]bool{}
+	}
+	pair := [2]string{partitionID, group}
+	if !r.pairs[pair] {
+		r.pairs[pair] = true
+		r.perQueue[queue]++
+	}
+}
+
+// wakeReleased wakes one parked pop of this instance per released pair (not all of them: one
+// freed partition serves one pop) and signals the queues to the other instances.
+func (b *Broker) wakeReleased(r releases) {
+	for q, n := range r.perQueue {
+		b.hub.Wake(waiter.Signal{Queue: q, Wake: n})
+		b.signals.add(q)
+	}
 }

@@ -71,13 +71,18 @@ func (b *Broker) transaction(ctx context.Context, entries []TxnEntry, requiredLe
 		return out, err
 	}
 	out.Results = make([]TxnResult, len(res))
-	var touched queueSet // written queues, and acked ones whose lease may have been released
+	var written queueSet
+	var rel releases
 	for i, r := range res {
 		out.Results[i] = TxnResult{TxnResult: r, TransactionID: keys[r.Index]}
-		if (r.Kind == "push" && !r.Duplicate) || (r.Kind == "ack" && !r.AlreadyCommitted) {
-			touched.add(r.Queue)
+		switch {
+		case r.Kind == "push" && !r.Duplicate:
+			written.add(r.Queue)
+		case r.Kind == "ack" && r.LeaseReleased && !r.AlreadyCommitted:
+			rel.add(r.Queue, r.PartitionID, entries[r.Index].Ack.Group)
 		}
 	}
-	b.wake(touched...)
+	b.wake(written...)
+	b.wakeReleased(rel)
 	return out, nil
 }

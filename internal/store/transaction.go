@@ -31,6 +31,7 @@ type TxnResult struct {
 	Queue            string
 	DLQ              bool
 	AlreadyCommitted bool
+	LeaseReleased    bool // ack: the pair holds no live lease afterwards
 }
 
 // RollbackError is a transaction the database rolled back; Message is the spec's error text
@@ -64,7 +65,7 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 		return s.queryRows(ctx, sqlTransaction, args, func(row rowScanner) error {
 			var r TxnResult
 			var status, mid, pid *string
-			if err := row.Scan(&r.Index, &r.Kind, &status, &mid, &pid, &r.Queue, &r.DLQ, &r.AlreadyCommitted); err != nil {
+			if err := row.Scan(&r.Index, &r.Kind, &status, &mid, &pid, &r.Queue, &r.DLQ, &r.AlreadyCommitted, &r.LeaseReleased); err != nil {
 				return err
 			}
 			r.Duplicate = status != nil && *status == StatusDuplicate
@@ -88,7 +89,7 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 	}
 }
 
-const sqlTransaction = `SELECT i, kind, status, message_id::text, partition_id::text, coalesce(queue_name, ''), dlq, already_committed
+const sqlTransaction = `SELECT i, kind, status, message_id::text, partition_id::text, coalesce(queue_name, ''), dlq, already_committed, lease_released
 	FROM qg_transaction($1, $2, $3, $4, $5::uuid[], $6, $7, $8::uuid[], $9, $10::uuid[], $11, $12, $13, $14::uuid[], $15, $16::uuid[], $17, $18)`
 
 // isRollbackCode reports whether code is one of the rollback causes our functions raise.

@@ -62,10 +62,11 @@ BEGIN
     END IF;
 
     RETURN QUERY
-        SELECT p_push_idx[x.i + 1], 'push', x.status, x.mid, x.pid, x.qname, false, false
+        SELECT p_push_idx[x.i + 1], 'push', x.status, x.mid, x.pid, x.qname, false, false, false
         FROM unnest(v_push) x
         UNION ALL
-        SELECT p_ack_idx[r.i + 1], 'ack', NULL, NULL, NULL, r.queue_name, r.dlq, r.already_committed
+        SELECT p_ack_idx[r.i + 1], 'ack', NULL, NULL, p_ack_pids[r.i + 1], r.queue_name, r.dlq,
+               r.already_committed, r.lease_released
         FROM unnest(v_ack) r
         ORDER BY 1;
 END $$;

@@ -191,5 +191,6 @@ CREATE TYPE qg_txn_result AS (
     partition_id      uuid,
     queue_name        text,
     dlq               boolean,
-    already_committed boolean
+    already_committed boolean,
+    lease_released    boolean   -- ack: the pair holds no live lease afterwards
 );
