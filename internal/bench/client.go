@@ -72,6 +72,7 @@ type popAnswer struct {
 	Messages []struct {
 		TransactionID string          `json:"transactionId"`
 		PartitionID   string          `json:"partitionId"`
+		Partition     string          `json:"partition"`
 		Data          json.RawMessage `json:"data"`
 	} `json:"messages"`
 }

@@ -150,7 +150,8 @@ func (r *runner) txn(ctx context.Context) (Result, error) {
 		m := p.Messages[0]
 		body, _ := json.Marshal(map[string]any{"operations": []map[string]any{
 			{"type": "ack", "transactionId": m.TransactionID, "partitionId": m.PartitionID},
-			{"type": "push", "queue": sink, "partition": "p0", "transactionId": "next-" + m.TransactionID, "payload": m.Data},
+			// the next stage keeps the partition key, as pipelines do
+			{"type": "push", "queue": sink, "partition": m.Partition, "transactionId": "next-" + m.TransactionID, "payload": m.Data},
 		}, "requiredLeases": []string{p.LeaseID}})
 		var ans struct {
 			Success bool   `json:"success"`

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every scenario of the performance targets (issue "Benchmarks") RUNS times against a
+# fresh database, each against a freshly started broker, and prints the median of each as a
+# Markdown table row. Loopback only. Usage: bench/targets.sh [RUNS]   (default 3)
+# Needs PostgreSQL on 127.0.0.1:5432 (trust auth, user postgres) and Go.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS="${1:-3}"
+DB=queen_bench_targets
+DSN="postgres://postgres@127.0.0.1:5432/$DB?sslmode=disable"
+PORT=16790
+OUT="$(mktemp -d)"
+go build -o "$OUT/queen" ./cmd/queen
+go build -o "$OUT/queen-bench" ./cmd/queen-bench
+
+run_one() { # name, then queen-bench arguments
+	local name="$1"; shift
+	psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null 2>&1
+	DATABASE_URL="$DSN" PORT=$PORT LOG_LEVEL=warn "$OUT/queen" >"$OUT/queen.log" 2>&1 &
+	local pid=$!
+	for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+	"$OUT/queen-bench" -server "http://127.0.0.1:$PORT" -db "$DSN" -pid "$pid" -quiet -json "$@" >"$OUT/$name.json"
+	kill "$pid"; wait "$pid" 2>/dev/null || true
+	python3 - "$OUT/$name.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+b = r.get("baseline") or {}
+print(f'{r["scenario"]}\t{r["msgsPerSec"]:.0f}\t{r["p99Ns"]/1e6:.1f}\t{b.get("rowsPerSec", 0):.0f}\t{r.get("ratio", 0)*100:.0f}\t{r.get("brokerPeakRssBytes", 0)/2**20:.0f}')
+PY
+}
+
+median() { sort -t$'\t' -k5 -n | awk -v n="$RUNS" 'NR==int((n+1)/2)'; }
+
+echo "| scenario | params | msgs/s | p99 ms | baseline rows/s | ratio % | peak RSS MB |"
+echo "|---|---|---|---|---|---|---|"
+while IFS='|' read -r name args; do
+	for i in $(seq 1 "$RUNS"); do run_one "$name-$i" $args -duration 10s; done | median |
+		awk -F'\t' -v a="$args" '{printf "| %s | `%s` | %s | %s | %s | %s | %s |\n", $1, a, $2, $3, $4, $5, $6}'
+done <<'SCENARIOS'
+push100|-scenario push -batch 100 -conns 50 -partitions 10
+push1x200|-scenario push -batch 1 -conns 200 -partitions 10
+push1x50|-scenario push -batch 1 -conns 50 -partitions 10
+popack100|-scenario popack -batch 100 -conns 20 -partitions 20 -ack batch
+popack1|-scenario popack -batch 1 -conns 50 -partitions 50 -ack ack -messages 30000
+autoack100|-scenario popack -batch 100 -conns 20 -partitions 20 -ack auto
+partitions|-scenario partitions -batch 10 -conns 20
+SCENARIOS
+psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
