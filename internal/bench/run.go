@@ -28,7 +28,12 @@ func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
 		}
 	case "popack":
 		res, err = r.popAck(ctx, cfg.Partitions, cfg.Messages)
+		// Batches compare with reading 100 rows per transaction; single messages, where every
+		// pop and ack is a commit, with single-row commits.
 		baseline = BaselineCursor
+		if cfg.Batch < 100 {
+			baseline = BaselineSingle
+		}
 	case "txn":
 		res, err = r.txn(ctx)
 		baseline = BaselineSingle
