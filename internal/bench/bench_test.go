@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queen-go/queen/internal/pgtest"
+	"github.com/queen-go/queen/internal/testserver"
+)
+
+var testDSN string
+
+func TestMain(m *testing.M) {
+	pgtest.Main(m, func(dsn string) int {
+		if err := testserver.Migrate(context.Background(), dsn, ""); err != nil {
+			fmt.Fprintln(os.Stderr, "migrate:", err)
+			return 1
+		}
+		testDSN = dsn
+		return m.Run()
+	})
+}
+
+// Each scenario runs briefly against a real broker and reports messages and a baseline ratio.
+func TestScenariosMeasureAgainstTheSameRunBaseline(t *testing.T) {
+	srv := testserver.Start(t, testDSN, testserver.Options{})
+	for _, tc := range []struct {
+		scenario string
+		cfg      Config
+	}{
+		{"push", Config{Batch: 10, Conns: 4, Partitions: 2}},
+		{"popack", Config{Batch: 10, Conns: 2, Partitions: 2, AckMode: "batch", Messages: 200}},
+		{"popack", Config{Batch: 1, Conns: 2, Partitions: 2, AckMode: "ack", Messages: 50}},
+		{"txn", Config{Conns: 2, Partitions: 2, Messages: 50}},
+	} {
+		t.Run(tc.scenario+"/"+tc.cfg.AckMode, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Server, cfg.DSN, cfg.Duration, cfg.PayloadBytes = srv.URL, testDSN, 300*time.Millisecond, 20
+			res, err := Run(context.Background(), tc.scenario, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Messages == 0 || res.Errors != 0 || res.MsgsPerSec <= 0 {
+				t.Fatalf("result %+v", res)
+			}
+			if res.Baseline == nil || res.Baseline.RowsPerSec <= 0 || res.Ratio <= 0 {
+				t.Fatalf("no same-run baseline: %+v", res)
+			}
+			want := BaselineCursor
+			if tc.scenario == "push" || tc.scenario == "txn" || cfg.Batch < 100 {
+				want = BaselineSingle
+			}
+			if res.Baseline.Name != want {
+				t.Fatalf("baseline %q, want %q", res.Baseline.Name, want)
+			}
+		})
+	}
+}
+
+func TestOnlyLoopbackIsTargeted(t *testing.T) {
+	_, err := Run(context.Background(), "push", Config{Server: "http://192.0.2.1:6632", Conns: 1, Batch: 1, Partitions: 1})
+	if err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Fatalf("err %v, want a refusal to target a non-loopback address", err)
+	}
+}
