@@ -61,7 +61,9 @@ func (b *Broker) transaction(ctx context.Context, entries []TxnEntry, requiredLe
 	for _, l := range requiredLeases {
 		required = append(required, requiredLeaseRef(l))
 	}
-	res, err := b.store.Transaction(ctx, pushes, acks, required, producerSub)
+	// Every caller is in the default tenant until tenancy (concepts.md §14) lands; the store
+	// already enforces the boundary for the tenant it is given.
+	res, err := b.store.Transaction(ctx, pushes, acks, required, producerSub, defaultTenant)
 	var rb *store.RollbackError
 	if errors.As(err, &rb) {
 		out.Rollback = rb.Message
@@ -86,3 +88,6 @@ func (b *Broker) transaction(ctx context.Context, entries []TxnEntry, requiredLe
 	b.wakeReleased(rel)
 	return out, nil
 }
+
+// defaultTenant is the single tenant of a broker without tenancy.
+const defaultTenant = ""

@@ -44,7 +44,10 @@ func (e *RollbackError) Error() string { return e.Message }
 // Missing queues and partitions of the pushes are created first in their own committed step,
 // only once the acks are known to resolve. It returns *RollbackError for a rollback and an
 // ErrUnavailable-wrapped error when the database could not be used.
-func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string) ([]TxnResult, error) {
+//
+// tenant is the caller's tenant ("" is the default one): an ack of a message in another
+// tenant's queue is reported as unknown (QTXN).
+func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string, tenant string) ([]TxnResult, error) {
 	n := len(pushes)
 	pIdx, items, traces := make([]int32, n), make([]PushItem, n), make([]*string, n)
 	for i, p := range pushes {
@@ -58,7 +61,7 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 	}
 	a := ackArrays(ackItems)
 	args := []any{pIdx, c.queues, c.parts, c.keys, c.ids, c.payloads, c.encrypted, traces,
-		aIdx, a.pids, a.keys, a.groups, a.statuses, a.leases, a.errors, required, producerSub, s.nowArg()}
+		aIdx, a.pids, a.keys, a.groups, a.statuses, a.leases, a.errors, required, producerSub, s.nowArg(), tenant}
 	var out []TxnResult
 	run := func() error {
 		out = out[:0]
@@ -90,7 +93,7 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 }
 
 const sqlTransaction = `SELECT i, kind, status, message_id::text, partition_id::text, coalesce(queue_name, ''), dlq, already_committed, lease_released
-	FROM qg_transaction($1, $2, $3, $4, $5::uuid[], $6, $7, $8::uuid[], $9, $10::uuid[], $11, $12, $13, $14::uuid[], $15, $16::uuid[], $17, $18)`
+	FROM qg_transaction($1, $2, $3, $4, $5::uuid[], $6, $7, $8::uuid[], $9, $10::uuid[], $11, $12, $13, $14::uuid[], $15, $16::uuid[], $17, $18, $19)`
 
 // isRollbackCode reports whether code is one of the rollback causes our functions raise.
 func isRollbackCode(code string) bool {

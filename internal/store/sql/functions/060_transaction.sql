@@ -2,13 +2,14 @@
 -- nothing. Rollback causes are raised with their exact message and a QG00x code:
 -- QG004 QTXN, QG002 QDUP, QG003 QFULL (from qg_push_items), QG005 QLEASE, QG006 QBATCH.
 -- Missing queues and partitions raise QG001 before anything is written; the caller creates
--- them in their own committed step and calls again.
+-- them in their own committed step and calls again. p_tenant is the caller's tenant ('' until
+-- tenancy lands): acks of another tenant's messages roll back as QTXN.
 CREATE OR REPLACE FUNCTION qg_transaction(
     p_push_idx integer[], p_queues text[], p_partitions text[], p_keys text[], p_ids uuid[],
     p_payloads text[], p_encrypted boolean[], p_traces uuid[],
     p_ack_idx integer[], p_ack_pids uuid[], p_ack_keys text[], p_ack_groups text[],
     p_ack_statuses text[], p_ack_leases uuid[], p_ack_errors text[],
-    p_required uuid[], p_sub text, p_now timestamptz)
+    p_required uuid[], p_sub text, p_now timestamptz, p_tenant text)
 RETURNS SETOF qg_txn_result LANGUAGE plpgsql AS $$
 DECLARE
     v_pids uuid[];
@@ -17,9 +18,14 @@ DECLARE
     v_bad  record;
 BEGIN
     -- Step 6: every ack must name a stored message; checked before anything is created.
+    -- A message of another tenant's queue counts as unknown, so nothing about it leaks
+    -- (concepts.md §14: reported exactly as QTXN).
     IF EXISTS (SELECT 1 FROM unnest(p_ack_pids, p_ack_keys) AS a (pid, k)
                WHERE NOT EXISTS (SELECT 1 FROM messages m
-                                 WHERE m.partition_id = a.pid AND m.transaction_id = a.k)) THEN
+                                 JOIN partitions p ON p.id = m.partition_id
+                                 JOIN queues q ON q.id = p.queue_id
+                                 WHERE m.partition_id = a.pid AND m.transaction_id = a.k
+                                   AND q.tenant = p_tenant)) THEN
         RAISE EXCEPTION 'QTXN ack references unknown transactionId; transaction rolled back'
             USING ERRCODE = 'QG004';
     END IF;

@@ -21,6 +21,9 @@ CREATE TABLE queues (
     encryption_enabled          boolean NOT NULL DEFAULT false,
     max_wait_time_seconds       integer NOT NULL DEFAULT 0,
     dedup_window_seconds        integer NOT NULL DEFAULT 900,
+    -- Tenancy (concepts.md §14, later phase): '' is the single default tenant every queue has
+    -- until tenancy lands; the transaction route already refuses acks across tenants.
+    tenant                      text NOT NULL DEFAULT '',
     created_at                  timestamptz NOT NULL DEFAULT now(),
     updated_at                  timestamptz NOT NULL DEFAULT now()
 );
