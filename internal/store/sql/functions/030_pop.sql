@@ -69,6 +69,19 @@ BEGIN
     PERFORM qg_track_work(v_pids, p_group);
 END $$;
 
+-- Takes a pair out of the work index when nothing is left after p_cursor, checked under a
+-- share lock on the partition that no writer holds (a writer still committing keeps it listed).
+CREATE OR REPLACE FUNCTION qg_clear_work(p_partition_id uuid, p_group text, p_cursor bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_top bigint;
+BEGIN
+    SELECT p.last_position INTO v_top FROM partitions p WHERE p.id = p_partition_id FOR SHARE SKIP LOCKED;
+    IF v_top IS NOT NULL AND p_cursor >= v_top THEN
+        DELETE FROM partition_work w WHERE w.partition_id = p_partition_id AND w.consumer_group = p_group;
+    END IF;
+END $$;
+
 -- Claims one pair for a pop: the consumer row is taken only if nobody holds it and the pair is
 -- deliverable (concepts.md §6.1); then the visible messages after the cursor, up to p_budget,
 -- are leased under p_lease_id or consumed at once (p_auto_ack). A pair found with nothing left
@@ -83,7 +96,6 @@ DECLARE
     v_n    integer;
     v_last bigint;
     v_next timestamptz;
-    v_top  bigint;
 BEGIN
     SELECT p.name AS pname, q.id AS qid, q.name AS qname, q.lease_time, q.delayed_processing,
            q.window_buffer, p.last_message_at, s.mode, s.subscription_timestamp AS ts
@@ -121,12 +133,7 @@ BEGIN
         ORDER BY m.position LIMIT p_budget) s
     WHERE s.visible;
     IF v_n = 0 THEN
-        -- Nothing visible. Leave the work index only if nothing is left at all, checked under a
-        -- share lock no writer holds (a writer still committing keeps the pair listed).
-        SELECT p.last_position INTO v_top FROM partitions p WHERE p.id = p_partition_id FOR SHARE SKIP LOCKED;
-        IF v_top IS NOT NULL AND v_c.cursor >= v_top THEN
-            DELETE FROM partition_work w WHERE w.partition_id = p_partition_id AND w.consumer_group = p_group;
-        END IF;
+        PERFORM qg_clear_work(p_partition_id, p_group, v_c.cursor); -- nothing visible
         RETURN;
     END IF;
 
@@ -173,6 +180,8 @@ DECLARE
     v_qids    uuid[];
     v_delay   integer;
     v_pid     uuid;
+    v_cursor  bigint;
+    v_drained boolean;
     v_cur     refcursor;
     v_budget  integer := p_batch;
     v_claimed integer := 0;
@@ -189,15 +198,18 @@ BEGIN
                         p_sub_ts, v_now);
 
     -- The walk skips pairs it can see are leased or inside their retry delay, so that many
-    -- consumers on few partitions do not call qg_claim for every busy pair.
+    -- consumers on few partitions do not call qg_claim for every busy pair; pairs it can see
+    -- are drained (their last batch was acked) leave the index without a claim attempt.
     IF p_partition IS NOT NULL THEN
-        OPEN v_cur FOR SELECT w.partition_id FROM partition_work w JOIN partitions p ON p.id = w.partition_id
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+            FROM partition_work w JOIN partitions p ON p.id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE p.queue_id = v_qids[1] AND p.name = p_partition AND w.consumer_group = p_group
               AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
               AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now);
     ELSIF cardinality(v_qids) = 1 THEN
-        OPEN v_cur FOR SELECT w.partition_id FROM partition_work w
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+            FROM partition_work w JOIN partitions p ON p.id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE w.queue_id = v_qids[1] AND w.consumer_group = p_group
               AND w.next_at <= v_now - v_delay * interval '1 second'
@@ -205,7 +217,8 @@ BEGIN
               AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now)
             ORDER BY w.next_at;
     ELSE
-        OPEN v_cur FOR SELECT w.partition_id FROM partition_work w JOIN queues q ON q.id = w.queue_id
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+            FROM partition_work w JOIN queues q ON q.id = w.queue_id JOIN partitions p ON p.id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE w.queue_id = ANY (v_qids) AND w.consumer_group = p_group
               AND w.next_at <= v_now - q.delayed_processing * interval '1 second'
@@ -214,8 +227,12 @@ BEGIN
             ORDER BY q.priority DESC, w.next_at;
     END IF;
     LOOP
-        FETCH v_cur INTO v_pid;
+        FETCH v_cur INTO v_pid, v_cursor, v_drained;
         EXIT WHEN NOT FOUND OR v_budget <= 0 OR v_claimed >= p_max_partitions;
+        IF v_drained THEN
+            PERFORM qg_clear_work(v_pid, p_group, v_cursor);
+            CONTINUE;
+        END IF;
         RETURN QUERY SELECT * FROM qg_claim(v_pid, p_group, v_budget, p_auto_ack, p_lease_id, v_now);
         GET DIAGNOSTICS v_n = ROW_COUNT;
         IF v_n > 0 THEN
