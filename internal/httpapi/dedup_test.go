@@ -61,7 +61,7 @@ func TestDedupAcrossRequestsAndPartitions(t *testing.T) {
 // a tombstone with the message's id and createdAt.
 func semRemove(t *testing.T, partitionID, key string) {
 	t.Helper()
-	semExec(t, `WITH gone AS (DELETE FROM messages WHERE partition_id = $1 AND transaction_id = $2
+	stateExec(t, `WITH gone AS (DELETE FROM messages WHERE partition_id = $1 AND transaction_id = $2
 			RETURNING partition_id, transaction_id, id, created_at)
 		INSERT INTO dedup_tombstones (partition_id, transaction_id, message_id, created_at)
 		SELECT * FROM gone`, partitionID, key)
@@ -139,7 +139,7 @@ func TestDedupConcurrentWritersStoreOneMessage(t *testing.T) {
 		}
 	}
 	var count int
-	if err := semDB(t).QueryRow(context.Background(), `SELECT count(*) FROM messages m
+	if err := stateDB(t).QueryRow(context.Background(), `SELECT count(*) FROM messages m
 		JOIN partitions p ON p.id = m.partition_id JOIN queues q ON q.id = p.queue_id
 		WHERE q.name = $1 AND m.transaction_id = 'same'`, b.queue).Scan(&count); err != nil || count != 1 {
 		t.Fatalf("stored %d messages (%v)", count, err)

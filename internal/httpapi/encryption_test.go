@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -16,14 +15,8 @@ const encKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 // storedPayloads returns the payload and encrypted flag of every message of a queue.
 func storedPayloads(t *testing.T, queue string) (payloads []string, flags []bool) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, testDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT m.payload::text, m.encrypted FROM queen_go.messages m
-		JOIN queen_go.partitions p ON p.id = m.partition_id JOIN queen_go.queues q ON q.id = p.queue_id
+	rows, err := stateDB(t).Query(context.Background(), `SELECT m.payload::text, m.encrypted FROM messages m
+		JOIN partitions p ON p.id = m.partition_id JOIN queues q ON q.id = p.queue_id
 		WHERE q.name = $1 ORDER BY m.created_at, m.position`, queue)
 	if err != nil {
 		t.Fatal(err)

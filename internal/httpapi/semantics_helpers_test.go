@@ -12,46 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-var (
-	semPoolOnce sync.Once
-	semPoolVal  *pgxpool.Pool
-	semPoolErr  error
-)
-
-// semDB is a small pool on the package database, in the broker's schema, for state checks.
-func semDB(t testing.TB) *pgxpool.Pool {
-	t.Helper()
-	semPoolOnce.Do(func() {
-		cfg, err := pgxpool.ParseConfig(testDSN)
-		if err != nil {
-			semPoolErr = err
-			return
-		}
-		cfg.MaxConns = 4
-		cfg.ConnConfig.RuntimeParams["search_path"] = "queen_go"
-		semPoolVal, semPoolErr = pgxpool.NewWithConfig(context.Background(), cfg)
-	})
-	if semPoolErr != nil {
-		t.Fatalf("db pool: %v", semPoolErr)
-	}
-	return semPoolVal
-}
-
-// semExec runs a statement, failing the test on error.
-func semExec(t testing.TB, sql string, args ...any) {
-	t.Helper()
-	if _, err := semDB(t).Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
 
 // semSend is doURL for goroutines other than the test's: it reports errors instead of failing.
 func semSend(method, url string, body any) (int, []byte, error) {
@@ -91,7 +56,7 @@ type semConsumer struct {
 func semState(t testing.TB, queue, partition, group string) semConsumer {
 	t.Helper()
 	var c semConsumer
-	err := semDB(t).QueryRow(context.Background(), `
+	err := stateDB(t).QueryRow(context.Background(), `
 		SELECT c.cursor, c.lease_id::text, c.lease_expires_at, c.batch_end, c.retry_count, c.retry_not_before
 		FROM consumers c JOIN partitions p ON p.id = c.partition_id JOIN queues q ON q.id = p.queue_id
 		WHERE q.name = $1 AND p.name = $2 AND c.consumer_group = $3`, queue, partition, group).
@@ -115,7 +80,7 @@ type semDLQRow struct {
 // semDLQ lists the DLQ entries of a queue in the order they were written.
 func semDLQ(t testing.TB, queue string) []semDLQRow {
 	t.Helper()
-	rows, err := semDB(t).Query(context.Background(), `
+	rows, err := stateDB(t).Query(context.Background(), `
 		SELECT transaction_id, consumer_group, error_message, message_id::text, retry_count
 		FROM dlq WHERE queue_name = $1 ORDER BY failed_at, transaction_id`, queue)
 	if err != nil {
@@ -135,7 +100,7 @@ func semDLQ(t testing.TB, queue string) []semDLQRow {
 // semPartitions lists the partition names of a queue.
 func semPartitions(t testing.TB, queue string) []string {
 	t.Helper()
-	rows, err := semDB(t).Query(context.Background(), `
+	rows, err := stateDB(t).Query(context.Background(), `
 		SELECT p.name FROM partitions p JOIN queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY p.name`, queue)
 	if err != nil {
 		t.Fatalf("partitions: %v", err)

@@ -17,7 +17,7 @@ import (
 // semSubscription reads the registration of group on queue; found is false when there is none.
 func semSubscription(t testing.TB, queue, group string) (mode string, ts *time.Time, found bool) {
 	t.Helper()
-	err := semDB(t).QueryRow(context.Background(), `
+	err := stateDB(t).QueryRow(context.Background(), `
 		SELECT s.mode, s.subscription_timestamp FROM subscriptions s JOIN queues q ON q.id = s.queue_id
 		WHERE q.name = $1 AND s.consumer_group = $2`, queue, group).Scan(&mode, &ts)
 	if err == pgx.ErrNoRows {
@@ -181,7 +181,7 @@ func TestSubscriptionIgnoredInQueueMode(t *testing.T) {
 	// Queue mode registers like any group, but always as "all" whatever the parameters said.
 	var mode string
 	var ts *time.Time
-	if err := semDB(t).QueryRow(context.Background(), `SELECT s.mode, s.subscription_timestamp FROM subscriptions s
+	if err := stateDB(t).QueryRow(context.Background(), `SELECT s.mode, s.subscription_timestamp FROM subscriptions s
 		JOIN queues q ON q.id = s.queue_id WHERE q.name = $1`, b.queue).Scan(&mode, &ts); err != nil || mode != "all" || ts != nil {
 		t.Fatalf("queue mode registration: %s %v %v", mode, ts, err)
 	}

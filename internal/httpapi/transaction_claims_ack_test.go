@@ -76,8 +76,8 @@ func TestTxnClaim22_QDUPAgainstRemovedKeyInsideWindow(t *testing.T) {
 		p   pushed
 		age string
 	}{{res[0], "30 seconds"}, {res[1], "90 seconds"}} {
-		txnExec(t, "DELETE FROM messages WHERE id = $1", r.p.MessageID)
-		txnExec(t, `INSERT INTO dedup_tombstones (partition_id, transaction_id, message_id, created_at)
+		stateExec(t, "DELETE FROM messages WHERE id = $1", r.p.MessageID)
+		stateExec(t, `INSERT INTO dedup_tombstones (partition_id, transaction_id, message_id, created_at)
 			VALUES ($1, $2, $3, now() - $4::interval)`, r.p.PartitionID, r.p.TransactionID, r.p.MessageID, r.age)
 	}
 	b.txnWantRollback(obj{"operations": []any{
@@ -107,7 +107,7 @@ func TestTxnClaim23_QTXNUnknownTransactionID(t *testing.T) {
 		t.Fatal("QTXN created the bundle's new queue")
 	}
 	var parts int
-	if err := txnDB(t).QueryRow(t.Context(), `SELECT count(*) FROM partitions p JOIN queues q ON q.id = p.queue_id
+	if err := stateDB(t).QueryRow(t.Context(), `SELECT count(*) FROM partitions p JOIN queues q ON q.id = p.queue_id
 		WHERE q.name = $1`, b.queue).Scan(&parts); err != nil || parts != 1 {
 		t.Fatalf("queue has %d partitions (%v), want 1", parts, err)
 	}
@@ -295,7 +295,7 @@ func TestTxnClaim35_DLQStatusWithReason(t *testing.T) {
 	}
 	var msgID, group, reason string
 	var n int
-	if err := txnDB(t).QueryRow(t.Context(), `SELECT count(*) OVER (), message_id::text, consumer_group, error_message
+	if err := stateDB(t).QueryRow(t.Context(), `SELECT count(*) OVER (), message_id::text, consumer_group, error_message
 		FROM dlq WHERE queue_name = $1`, b.queue).Scan(&n, &msgID, &group, &reason); err != nil {
 		t.Fatalf("dlq row: %v", err)
 	}

@@ -25,7 +25,7 @@ import (
 // txnDLQReasons lists the (transactionId, reason, retryCount) of a queue's DLQ entries.
 func txnDLQReasons(t testing.TB, queue string) []string {
 	t.Helper()
-	rows, err := txnDB(t).Query(context.Background(), `SELECT transaction_id || '/' || error_message || '/' || retry_count
+	rows, err := stateDB(t).Query(context.Background(), `SELECT transaction_id || '/' || error_message || '/' || retry_count
 		FROM dlq WHERE queue_name = $1 ORDER BY failed_at, transaction_id`, queue)
 	if err != nil {
 		t.Fatal(err)

@@ -14,12 +14,10 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/queen-go/queen/internal/testserver"
 )
@@ -170,45 +168,11 @@ func txnMatch(path string, got, want any) []string {
 	return nil
 }
 
-var (
-	txnPoolOnce sync.Once
-	txnPoolVal  *pgxpool.Pool
-	txnPoolErr  error
-)
-
-// txnDB is a small pool on the package database, in the broker's schema, to look at what a
-// transaction wrote.
-func txnDB(t testing.TB) *pgxpool.Pool {
-	t.Helper()
-	txnPoolOnce.Do(func() {
-		cfg, err := pgxpool.ParseConfig(testDSN)
-		if err != nil {
-			txnPoolErr = err
-			return
-		}
-		cfg.MaxConns = 4
-		cfg.ConnConfig.RuntimeParams["search_path"] = "queen_go"
-		txnPoolVal, txnPoolErr = pgxpool.NewWithConfig(context.Background(), cfg)
-	})
-	if txnPoolErr != nil {
-		t.Fatalf("db pool: %v", txnPoolErr)
-	}
-	return txnPoolVal
-}
-
-// txnExec runs one statement.
-func txnExec(t testing.TB, sql string, args ...any) {
-	t.Helper()
-	if _, err := txnDB(t).Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
 // txnQueueExists reports whether a queue row named name exists.
 func txnQueueExists(t testing.TB, name string) bool {
 	t.Helper()
 	var n int
-	if err := txnDB(t).QueryRow(context.Background(), "SELECT count(*) FROM queues WHERE name = $1", name).Scan(&n); err != nil {
+	if err := stateDB(t).QueryRow(context.Background(), "SELECT count(*) FROM queues WHERE name = $1", name).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n > 0
@@ -224,7 +188,7 @@ type txnRow struct {
 // txnMessages lists a queue's stored messages by partition name, then position.
 func txnMessages(t testing.TB, queue string) []txnRow {
 	t.Helper()
-	rows, err := txnDB(t).Query(context.Background(), `
+	rows, err := stateDB(t).Query(context.Background(), `
 		SELECT p.name, m.transaction_id, m.id::text, m.payload::text, m.trace_id::text, m.position
 		FROM messages m JOIN partitions p ON p.id = m.partition_id JOIN queues q ON q.id = p.queue_id
 		WHERE q.name = $1 ORDER BY p.name, m.position`, queue)
@@ -276,7 +240,7 @@ type txnConsumer struct {
 func txnState(t testing.TB, partitionID, group string) txnConsumer {
 	t.Helper()
 	var c txnConsumer
-	err := txnDB(t).QueryRow(context.Background(), `
+	err := stateDB(t).QueryRow(context.Background(), `
 		SELECT cursor, lease_id::text, batch_end, retry_count FROM consumers
 		WHERE partition_id = $1 AND consumer_group = $2`, partitionID, group).
 		Scan(&c.Cursor, &c.LeaseID, &c.BatchEnd, &c.RetryCount)

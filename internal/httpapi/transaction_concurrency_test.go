@@ -113,7 +113,7 @@ func txnWantDrained(t testing.TB, queue, group string, parts []string, want int)
 				n++
 			}
 		}
-		if err := txnDB(t).QueryRow(t.Context(), `SELECT p.id::text FROM partitions p JOIN queues q ON q.id = p.queue_id
+		if err := stateDB(t).QueryRow(t.Context(), `SELECT p.id::text FROM partitions p JOIN queues q ON q.id = p.queue_id
 			WHERE q.name = $1 AND p.name = $2`, queue, p).Scan(&pid); err != nil {
 			t.Fatalf("partition %s/%s: %v", queue, p, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -19,15 +18,7 @@ func TestTxnForeignTenantAckIsReportedAsQTXN(t *testing.T) {
 	if !ok {
 		t.Fatal("no message")
 	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, testDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "UPDATE queen_go.queues SET tenant = 'other' WHERE name = $1", b.queue); err != nil {
-		t.Fatal(err)
-	}
+	stateExec(t, "UPDATE queues SET tenant = 'other' WHERE name = $1", b.queue)
 	out := b.queue + "-out"
 	code, body := b.do("POST", "/api/v1/transaction", obj{
 		"operations": []obj{
@@ -41,13 +32,11 @@ func TestTxnForeignTenantAckIsReportedAsQTXN(t *testing.T) {
 		t.Fatalf("%d %s, want the QTXN rollback", code, body)
 	}
 	var queues int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM queen_go.queues WHERE name = $1", out).Scan(&queues); err != nil || queues != 0 {
+	if err := stateDB(t).QueryRow(context.Background(), "SELECT count(*) FROM queues WHERE name = $1", out).Scan(&queues); err != nil || queues != 0 {
 		t.Fatalf("the rolled-back push created its queue: %d %v", queues, err)
 	}
 	// Back in the caller's tenant the same ack commits.
-	if _, err := conn.Exec(ctx, "UPDATE queen_go.queues SET tenant = '' WHERE name = $1", b.queue); err != nil {
-		t.Fatal(err)
-	}
+	stateExec(t, "UPDATE queues SET tenant = '' WHERE name = $1", b.queue)
 	code, body = b.do("POST", "/api/v1/transaction", obj{
 		"operations":     []obj{{"type": "ack", "transactionId": "theirs", "partitionId": p.PartitionID}},
 		"requiredLeases": []string{p.LeaseID},
