@@ -1,12 +1,10 @@
 package queen_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
 
-	"github.com/queen-go/queen/internal/pgtest"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -18,16 +16,11 @@ var brokerURL string
 var testDSN string
 
 func TestMain(m *testing.M) {
-	pgtest.Main(m, func(dsn string) int {
-		if err := testserver.Migrate(context.Background(), dsn, ""); err != nil {
-			fmt.Fprintln(os.Stderr, "migrate:", err)
-			return 1
-		}
-		testDSN = dsn
+	testserver.Main(m, &testDSN, func() int {
 		// Examples have no *testing.T, so the shared broker is started here with a stand-in.
 		tb := &mainTB{}
 		defer tb.cleanup()
-		brokerURL = testserver.Start(tb, dsn, testserver.Options{}).URL
+		brokerURL = testserver.Start(tb, testDSN, testserver.Options{}).URL
 		return m.Run()
 	})
 }

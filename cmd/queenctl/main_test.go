@@ -3,15 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	queen "github.com/queen-go/queen/client"
-	"github.com/queen-go/queen/internal/pgtest"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -19,14 +16,7 @@ import (
 var testDSN string
 
 func TestMain(m *testing.M) {
-	pgtest.Main(m, func(dsn string) int {
-		if err := testserver.Migrate(context.Background(), dsn, ""); err != nil {
-			fmt.Fprintln(os.Stderr, "migrate:", err)
-			return 1
-		}
-		testDSN = dsn
-		return m.Run()
-	})
+	testserver.Main(m, &testDSN, m.Run)
 }
 
 // syncBuffer is a bytes.Buffer safe to read while a running command writes to it.

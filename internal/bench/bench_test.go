@@ -2,27 +2,17 @@ package bench
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/queen-go/queen/internal/pgtest"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
 var testDSN string
 
 func TestMain(m *testing.M) {
-	pgtest.Main(m, func(dsn string) int {
-		if err := testserver.Migrate(context.Background(), dsn, ""); err != nil {
-			fmt.Fprintln(os.Stderr, "migrate:", err)
-			return 1
-		}
-		testDSN = dsn
-		return m.Run()
-	})
+	testserver.Main(m, &testDSN, m.Run)
 }
 
 // Each scenario runs briefly against a real broker and reports messages and a baseline ratio.

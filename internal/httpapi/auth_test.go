@@ -6,6 +6,7 @@ package httpapi_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,31 +46,11 @@ func authRole(t testing.TB, sub, role string) string {
 // the response with its body read.
 func authSend(t testing.TB, method, url string, authz *string, body any) (*http.Response, []byte) {
 	t.Helper()
-	var r io.Reader
-	switch v := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(v)
-	default:
-		buf, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var h http.Header
 	if authz != nil {
-		req.Header["Authorization"] = []string{*authz}
+		h = http.Header{"Authorization": {*authz}}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
+	resp, out, err := roundTrip(context.Background(), http.DefaultClient, method, url, body, h)
 	if err != nil {
 		t.Fatal(err)
 	}

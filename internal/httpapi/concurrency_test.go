@@ -1,11 +1,9 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -51,25 +49,11 @@ func newCCAPI(t testing.TB, base string) *ccAPI {
 }
 
 func (a *ccAPI) call(ctx context.Context, method, path string, body any) (int, []byte, error) {
-	var r io.Reader
-	if body != nil {
-		buf, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, err
-		}
-		r = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, r)
+	resp, out, err := roundTrip(ctx, a.c, method, a.base+path, body, nil)
 	if err != nil {
 		return 0, nil, err
 	}
-	resp, err := a.c.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, out, err
+	return resp.StatusCode, out, nil
 }
 
 // push writes items and requires 201 with every item queued.

@@ -2,7 +2,9 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -32,6 +34,17 @@ func (b *bundle) do(method, path string, body any) (int, []byte) {
 
 func doURL(t testing.TB, method, url string, body any) (int, []byte) {
 	t.Helper()
+	resp, out, err := roundTrip(context.Background(), http.DefaultClient, method, url, body, nil)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	return resp.StatusCode, out
+}
+
+// roundTrip sends one request and reads the whole answer; it never calls t.Fatal, so any
+// goroutine may use it. body is nil (none), a string or []byte (sent verbatim), an io.Reader
+// (streamed without a declared length) or anything else (sent as JSON).
+func roundTrip(ctx context.Context, c *http.Client, method, url string, body any, header http.Header) (*http.Response, []byte, error) {
 	var r io.Reader
 	switch v := body.(type) {
 	case nil:
@@ -39,27 +52,32 @@ func doURL(t testing.TB, method, url string, body any) (int, []byte) {
 		r = strings.NewReader(v)
 	case []byte:
 		r = bytes.NewReader(v)
+	case io.Reader:
+		r = io.NopCloser(v) // hides the concrete type: no Content-Length, chunked
 	default:
 		buf, err := json.Marshal(v)
 		if err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 		r = bytes.NewReader(buf)
 	}
-	req, err := http.NewRequest(method, url, r)
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		return resp, nil, fmt.Errorf("reading the answer: %w", err)
 	}
-	return resp.StatusCode, out
+	return resp, out, nil
 }
 
 // decode unmarshals a JSON body into v, failing the test on error.

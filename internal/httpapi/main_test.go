@@ -1,12 +1,8 @@
 package httpapi_test
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
 
-	"github.com/queen-go/queen/internal/pgtest"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -14,12 +10,5 @@ import (
 var testDSN string
 
 func TestMain(m *testing.M) {
-	pgtest.Main(m, func(dsn string) int {
-		if err := testserver.Migrate(context.Background(), dsn, ""); err != nil {
-			fmt.Fprintln(os.Stderr, "migrate:", err)
-			return 1
-		}
-		testDSN = dsn
-		return m.Run()
-	})
+	testserver.Main(m, &testDSN, m.Run)
 }

@@ -5,10 +5,7 @@ package httpapi_test
 // queueopts_test.go. State is checked directly in the database where the API does not show it.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -20,25 +17,11 @@ import (
 
 // semSend is doURL for goroutines other than the test's: it reports errors instead of failing.
 func semSend(method, url string, body any) (int, []byte, error) {
-	var r io.Reader
-	if body != nil {
-		buf, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, err
-		}
-		r = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequest(method, url, r)
+	resp, out, err := roundTrip(context.Background(), http.DefaultClient, method, url, body, nil)
 	if err != nil {
 		return 0, nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, out, err
+	return resp.StatusCode, out, nil
 }
 
 // semConsumer is a row of table consumers (concepts.md §5.2).

@@ -6,11 +6,9 @@ package httpapi_test
 // bounded in time; goroutines report through t.Errorf, never t.Fatal.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -27,25 +25,11 @@ var txnClient = &http.Client{Timeout: 30 * time.Second}
 
 // txnCall sends one request from any goroutine: no t.Fatal, the error is returned.
 func txnCall(method, url string, body any) (int, []byte, error) {
-	var r io.Reader
-	if body != nil {
-		buf, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, err
-		}
-		r = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequest(method, url, r)
+	resp, out, err := roundTrip(context.Background(), txnClient, method, url, body, nil)
 	if err != nil {
 		return 0, nil, err
 	}
-	resp, err := txnClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, raw, err
+	return resp.StatusCode, out, nil
 }
 
 // txnOutcome is a transaction answer as the concurrent tests need it.

@@ -6,6 +6,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -49,34 +50,9 @@ func valSend(t testing.TB, method, url string, body any) valResp {
 
 // valRoundTrip is valSend for goroutines that must not call t.Fatal.
 func valRoundTrip(method, url string, body any) (valResp, error) {
-	var r io.Reader
-	switch v := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(v)
-	case []byte:
-		r = bytes.NewReader(v)
-	case io.Reader:
-		r = io.NopCloser(v) // hides the concrete type: no Content-Length, chunked
-	default:
-		buf, err := json.Marshal(v)
-		if err != nil {
-			return valResp{}, err
-		}
-		r = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequest(method, url, r)
+	resp, out, err := roundTrip(context.Background(), valClient, method, url, body, nil)
 	if err != nil {
 		return valResp{}, err
-	}
-	resp, err := valClient.Do(req)
-	if err != nil {
-		return valResp{}, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return valResp{}, fmt.Errorf("reading the answer: %w", err)
 	}
 	return valResp{code: resp.StatusCode, header: resp.Header, body: out}, nil
 }

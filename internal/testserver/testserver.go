@@ -4,6 +4,7 @@ package testserver
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/queen-go/queen/internal/httpapi"
 	"github.com/queen-go/queen/internal/maintenance"
 	"github.com/queen-go/queen/internal/metrics"
+	"github.com/queen-go/queen/internal/pgtest"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
 )
@@ -155,4 +157,17 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
+}
+
+// Main is a test package's TestMain: a fresh database for the package (pgtest), migrated,
+// its DSN stored in *dsn, then run (usually m.Run) — dropped afterwards.
+func Main(m *testing.M, dsn *string, run func() int) {
+	pgtest.Main(m, func(d string) int {
+		if err := Migrate(context.Background(), d, ""); err != nil {
+			fmt.Fprintln(os.Stderr, "migrate:", err)
+			return 1
+		}
+		*dsn = d
+		return run()
+	})
 }
