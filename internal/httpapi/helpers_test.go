@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/queen-go/queen/internal/testserver"
@@ -23,7 +25,16 @@ type bundle struct {
 func setup(t *testing.T, o testserver.Options) *bundle {
 	t.Helper()
 	t.Parallel()
-	return &bundle{t: t, srv: testserver.Start(t, testDSN, o), queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-")}
+	return &bundle{t: t, srv: testserver.Start(t, testDSN, o), queue: testQueueName(t)}
+}
+
+// queueSeq numbers the bundles of this process, so that a test run again (go test -count=N)
+// gets queues of its own.
+var queueSeq atomic.Int64
+
+// testQueueName is a queue name no other test (or earlier run) uses.
+func testQueueName(t *testing.T) string {
+	return "q-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.FormatInt(queueSeq.Add(1), 36)
 }
 
 // do sends a request and returns the status and the body.

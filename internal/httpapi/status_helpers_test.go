@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +27,14 @@ func stIsolated(t *testing.T, o testserver.Options) *bundle {
 	if err := testserver.Migrate(ctx, testDSN, o.Schema); err != nil {
 		t.Fatalf("migrate %s: %v", o.Schema, err)
 	}
-	return &bundle{t: t, srv: testserver.Start(t, testDSN, o), queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-")}
+	srv := testserver.Start(t, testDSN, o)
+	if srv.Clock != nil {
+		// Metrics are bucketed by minute: start 5 s into a minute, so that what a test does
+		// within a few (fake) seconds lands in one bucket instead of straddling two.
+		now := srv.Clock.Now()
+		srv.Clock.Advance(now.Truncate(time.Minute).Add(time.Minute + 5*time.Second).Sub(now))
+	}
+	return &bundle{t: t, srv: srv, queue: testQueueName(t)}
 }
 
 // stRun runs one background job now and requires that this instance led it.

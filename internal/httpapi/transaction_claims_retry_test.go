@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -456,7 +457,7 @@ func TestTxnEmptyItemsCommitNothing(t *testing.T) {
 // queueName. It runs in a schema of its own so that no other test sees a queue named "".
 func TestTxnEmptyQueueNameIsReported(t *testing.T) {
 	t.Parallel()
-	const schema = "queen_go_txn_empty_queue"
+	schema := "queen_go_txn_empty_queue_" + strconv.FormatInt(queueSeq.Add(1), 36)
 	if err := testserver.Migrate(t.Context(), testDSN, schema); err != nil {
 		t.Fatal(err)
 	}
