@@ -115,6 +115,9 @@ func (c *coalescer) flush(jobs []*pushJob) {
 	defer cancel()
 	if len(jobs) == 1 {
 		res, err := c.write(ctx, jobs[0].items)
+		if err == nil && len(res) != len(jobs[0].items) {
+			res, err = nil, fmt.Errorf("push returned %d results for %d items", len(res), len(jobs[0].items))
+		}
 		jobs[0].done <- pushDone{res, err}
 		return
 	}
@@ -129,22 +132,27 @@ func (c *coalescer) flush(jobs []*pushJob) {
 		all = append(all, j.items...)
 	}
 	res, err := c.write(ctx, all)
-	if err == nil && len(res) != len(all) {
-		err = fmt.Errorf("push returned %d results for %d items", len(res), len(all))
-	}
 	switch {
+	case err == nil && len(res) != len(all):
+		// The call committed but its answer cannot be split: never write it again.
+		err = fmt.Errorf("push returned %d results for %d items", len(res), len(all))
+		fallthrough
+	case errors.Is(err, ErrUnavailable):
+		for _, j := range jobs {
+			j.done <- pushDone{err: err}
+		}
 	case err == nil:
 		for _, j := range jobs {
 			j.done <- pushDone{res: res[:len(j.items):len(j.items)]}
 			res = res[len(j.items):]
 		}
-	case errors.Is(err, ErrUnavailable):
-		for _, j := range jobs {
-			j.done <- pushDone{err: err}
-		}
 	default:
+		// Nothing was written (one transaction): find the request at fault by writing each
+		// alone, with a fresh time budget.
 		for _, j := range jobs {
-			r, err := c.write(ctx, j.items)
+			jctx, jcancel := context.WithTimeout(context.Background(), c.timeout)
+			r, err := c.write(jctx, j.items)
+			jcancel()
 			j.done <- pushDone{r, err}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,5 +149,38 @@ func TestCoalescerSpreadsPartitionsOverLanes(t *testing.T) {
 	}
 	if len(seen) < 6 {
 		t.Fatalf("64 partitions used only %d of 8 lanes", len(seen))
+	}
+}
+
+// A call that committed but answered with the wrong number of results is never written again
+// (that would store its requests twice); every request of it fails instead.
+func TestCoalescerNeverRewritesACommittedCall(t *testing.T) {
+	var calls atomic.Int32
+	gate := make(chan struct{})
+	short := func(_ context.Context, items []store.PushItem) ([]store.PushResult, error) {
+		<-gate
+		calls.Add(1)
+		return make([]store.PushResult, len(items)-1), nil
+	}
+	c := &coalescer{write: short, maxItems: 1000, maxInflight: 1, timeout: time.Second}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for r := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[r] = c.submit(context.Background(), items("a", "b"))
+		}()
+	}
+	time.Sleep(20 * time.Millisecond) // let them queue, alone or together: either way must fail
+	close(gate)
+	wg.Wait()
+	for r, err := range errs {
+		if err == nil {
+			t.Fatalf("request %d succeeded on a result it cannot have", r)
+		}
+	}
+	if n := calls.Load(); n > 3 {
+		t.Fatalf("%d database calls: a committed call was written again", n)
 	}
 }

@@ -77,6 +77,17 @@ DECLARE
     v_top bigint;
 BEGIN
     SELECT p.last_position INTO v_top FROM partitions p WHERE p.id = p_partition_id FOR SHARE SKIP LOCKED;
+    -- p_cursor may be stale (a pop's walk snapshot) and the cursor since moved back (seek,
+    -- group deletion): check the current one, share-locked so that no such writer commits
+    -- in between; a cursor being written keeps the pair listed.
+    IF v_top IS NOT NULL AND p_cursor >= v_top THEN
+        SELECT c.cursor INTO p_cursor FROM consumers c
+        WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group FOR SHARE SKIP LOCKED;
+        IF NOT FOUND THEN
+            p_cursor := CASE WHEN EXISTS (SELECT 1 FROM consumers c WHERE c.partition_id = p_partition_id
+                                          AND c.consumer_group = p_group) THEN -1 ELSE 0 END;
+        END IF;
+    END IF;
     IF v_top IS NOT NULL AND p_cursor >= v_top THEN
         DELETE FROM partition_work w WHERE w.partition_id = p_partition_id AND w.consumer_group = p_group;
     END IF;
@@ -150,10 +161,11 @@ BEGIN
             batch_end = v_last
         WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
     END IF;
-    -- Reorder the pair in the work index by the message after this batch, if any.
+    -- Reorder the pair in the work index by the message after this batch, if any. A leased
+    -- batch may come back (retry, expiry): its pair is reordered when an ack consumes it.
     SELECT m.created_at INTO v_next FROM messages m
     WHERE m.partition_id = p_partition_id AND m.position > v_last ORDER BY m.position LIMIT 1;
-    IF v_next IS NOT NULL THEN
+    IF v_next IS NOT NULL AND p_auto_ack THEN
         UPDATE partition_work w SET next_at = v_next
         WHERE w.partition_id = p_partition_id AND w.consumer_group = p_group;
     END IF;

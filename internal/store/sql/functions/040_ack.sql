@@ -136,6 +136,13 @@ BEGIN
                     + CASE WHEN v_released AND v_cursor >= coalesce(c.batch_end, 0) THEN 1 ELSE 0 END
             WHERE c.partition_id = v_g.pid AND c.consumer_group = v_g.grp
               AND (v_cursor <> c.cursor OR v_released OR v_r <> c.retry_count);
+            -- A completed batch reorders its pair in the work index by the next message.
+            IF v_released AND v_cursor > v_c.cursor THEN
+                UPDATE partition_work w SET next_at = m.created_at
+                FROM (SELECT m.created_at FROM messages m WHERE m.partition_id = v_g.pid AND m.position > v_cursor
+                      ORDER BY m.position LIMIT 1) m
+                WHERE w.partition_id = v_g.pid AND w.consumer_group = v_g.grp;
+            END IF;
             v_live := v_live AND NOT v_released;
         END IF;
         FOR v_it IN SELECT generate_series(v_first, cardinality(v_out)) AS k LOOP
