@@ -27,7 +27,10 @@ CREATE OR REPLACE FUNCTION qg_track_work(p_partition_ids uuid[], p_group text) R
     LEFT JOIN consumers c ON c.partition_id = p.id AND c.consumer_group = p_group
     WHERE p.id = ANY (p_partition_ids) AND p.last_position > coalesce(c.cursor, 0)
     ORDER BY p.id
-    ON CONFLICT DO NOTHING;
+    -- A pair already listed by a newer message (its cursor just moved back) is listed by the
+    -- older one now, or delayed-processing pops would not look at it until the newer is visible.
+    ON CONFLICT (partition_id, consumer_group) DO UPDATE SET next_at = EXCLUDED.next_at
+    WHERE partition_work.next_at > EXCLUDED.next_at;
 $$;
 
 -- Registers a group on each queue it has not popped before (concepts.md §5.3; queue mode too,
