@@ -93,7 +93,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	rec, jobs := background(cfg, st, hub, log)
 	b := broker.New(st, hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
 		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval, EncryptionKey: key,
-		Recorder: rec}, log)
+		Recorder: rec, PushCalls: cfg.PushConcurrency}, log)
 	if key == nil {
 		b.WarnPlaintextQueues(ctx)
 	}

@@ -6,6 +6,7 @@ package broker
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,7 +46,9 @@ type Config struct {
 	PollMax time.Duration
 	// EncryptionKey is the loaded QUEEN_ENCRYPTION_KEY, nil when none.
 	EncryptionKey *encryption.Key
-	// PushCalls bounds concurrent database calls for pushes (default 8); requests arriving
+	// PushCalls bounds concurrent database calls for pushes (default: the CPU count, at least
+	// 2: pushes are CPU-bound in the database, and more calls than cores only shrink the
+	// coalesced batches and add lock contention, as bench/README.md measures); requests arriving
 	// while all are busy are coalesced into the next call of at most PushCallItems items
 	// (default 1000). See coalescer.
 	PushCalls, PushCallItems int
@@ -81,7 +84,7 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 		cfg.PushCallItems = 1000
 	}
 	if cfg.PushCalls <= 0 {
-		cfg.PushCalls = 8
+		cfg.PushCalls = max(2, runtime.NumCPU())
 	}
 	if cfg.Recorder == nil {
 		cfg.Recorder = nopRecorder{}

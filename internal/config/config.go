@@ -61,6 +61,9 @@ type Config struct {
 	DBSchema string
 	// DBPoolSize is the most pooled connections per instance (DB_POOL_SIZE).
 	DBPoolSize int
+	// PushConcurrency bounds concurrent push calls to the database (PUSH_CONCURRENCY); 0 picks
+	// the CPU count, at least 2.
+	PushConcurrency int
 	// DBConnectionTimeout bounds the wait for a pool connection
 	// (DB_CONNECTION_TIMEOUT).
 	DBConnectionTimeout time.Duration

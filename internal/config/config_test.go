@@ -67,6 +67,8 @@ func TestLoad(t *testing.T) {
 		{"port with spaces", nil, map[string]string{"PORT": " 80"}, nil, `PORT: " 80" is not a decimal integer`},
 		{"hex int", nil, map[string]string{"DB_POOL_SIZE": "0x10"}, nil, "DB_POOL_SIZE"},
 		{"pool size zero", nil, map[string]string{"DB_POOL_SIZE": "0"}, nil, "DB_POOL_SIZE: 0 is out of range"},
+		{"push concurrency", nil, map[string]string{"PUSH_CONCURRENCY": "4"}, func(c Config) bool { return c.PushConcurrency == 4 }, ""},
+		{"push concurrency negative", nil, map[string]string{"PUSH_CONCURRENCY": "-1"}, nil, "PUSH_CONCURRENCY: -1 is out of range"},
 		{"huge int", nil, map[string]string{"RETENTION_BATCH_SIZE": "99999999999999999999"}, nil, "RETENTION_BATCH_SIZE"},
 		{"negative duration", nil, map[string]string{"DB_LOCK_TIMEOUT": "-1"}, nil, "DB_LOCK_TIMEOUT"},
 		{"zero statement timeout", nil, map[string]string{"DB_STATEMENT_TIMEOUT": "0"}, func(c Config) bool { return c.DBStatementTimeout == 0 }, ""},
@@ -238,7 +240,7 @@ func TestSpecVariablesCovered(t *testing.T) {
 		JWT_PUBLIC_KEY JWT_ISSUER JWT_AUDIENCE JWT_CLOCK_SKEW JWT_SKIP_PATHS JWT_JWKS_REFRESH_INTERVAL
 		JWT_JWKS_TIMEOUT_MS JWT_ROLES_CLAIM JWT_ROLES_ARRAY_CLAIM JWT_ROLE_ADMIN JWT_ROLE_READ_WRITE
 		JWT_ROLE_READ_ONLY JWT_TENANT_CLAIM`)
-	ours := []string{"PPROF_ADDR"} // queen-go's own additions, not in the spec
+	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY"} // queen-go's own additions, not in the spec
 	have := map[string]bool{}
 	for _, v := range variables {
 		if have[v.name] {

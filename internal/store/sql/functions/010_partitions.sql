@@ -29,13 +29,16 @@ BEGIN
 END $$;
 
 -- Resolves (queue name, partition name) pairs to partition ids, NULL where one does not exist.
+-- PL/pgSQL, not SQL, because every push calls it: a SQL function that cannot be inlined is
+-- parsed and planned again on each call, while PL/pgSQL keeps its plan.
 CREATE OR REPLACE FUNCTION qg_partition_ids(p_queues text[], p_partitions text[])
-RETURNS uuid[] LANGUAGE sql STABLE AS $$
-    SELECT coalesce(array_agg(p.id ORDER BY u.ord), '{}')
-    FROM unnest(p_queues, p_partitions) WITH ORDINALITY AS u (q, pn, ord)
-    LEFT JOIN queues q ON q.name = u.q
-    LEFT JOIN partitions p ON p.queue_id = q.id AND p.name = u.pn;
-$$;
+RETURNS uuid[] LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN (SELECT coalesce(array_agg(p.id ORDER BY u.ord), '{}')
+            FROM unnest(p_queues, p_partitions) WITH ORDINALITY AS u (q, pn, ord)
+            LEFT JOIN queues q ON q.name = u.q
+            LEFT JOIN partitions p ON p.queue_id = q.id AND p.name = u.pn);
+END $$;
 
 -- Unconsumed messages of a queue (concepts.md §10): per partition, the messages past the
 -- slowest consumer's cursor (all of them while the partition has no consumer).

@@ -15,10 +15,12 @@ CREATE OR REPLACE FUNCTION qg_notify_queue(p_queue_id uuid) RETURNS void LANGUAG
 $$;
 
 -- Signals the named queues to every instance, in its own transaction, after their writes.
-CREATE OR REPLACE FUNCTION qg_notify_queues(p_names text[]) RETURNS void LANGUAGE sql AS $$
-    SELECT pg_notify('qg_wake:' || current_schema(), json_build_array(q.name, q.namespace, q.task)::text)
+-- PL/pgSQL so that its plan is kept: it runs after every push and ack flush.
+CREATE OR REPLACE FUNCTION qg_notify_queues(p_names text[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('qg_wake:' || current_schema(), json_build_array(q.name, q.namespace, q.task)::text)
     FROM queues q WHERE q.name = ANY (p_names);
-$$;
+END $$;
 
 -- Writes push items into existing partitions (concepts.md §4). Shared by the push route
 -- (p_strict = false: taken keys report duplicate, a full queue reports failed per item) and the
