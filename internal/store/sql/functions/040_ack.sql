@@ -15,6 +15,82 @@ RETURNS void LANGUAGE sql AS $$
     WHERE m.partition_id = p_partition_id AND m.position = p_position;
 $$;
 
+-- Writes an evaluated ack group to its consumer row (the caller holds it locked): the new
+-- cursor, the retry count and delay, and, when p_released, the end of the lease. A completed
+-- batch reorders its pair in the work index by the next message.
+CREATE OR REPLACE FUNCTION qg_ack_settle(
+    p_pid uuid, p_group text, p_old_cursor bigint, p_cursor bigint, p_retry integer,
+    p_retry_not_before timestamptz, p_released boolean, p_now timestamptz)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE consumers c SET
+        cursor = p_cursor,
+        lease_id = CASE WHEN p_released THEN NULL ELSE c.lease_id END,
+        lease_expires_at = CASE WHEN p_released THEN NULL ELSE c.lease_expires_at END,
+        batch_end = CASE WHEN p_released THEN NULL ELSE c.batch_end END,
+        retry_count = p_retry,
+        retry_not_before = p_retry_not_before,
+        messages_consumed = c.messages_consumed + (p_cursor - c.cursor),
+        last_consumed_at = CASE WHEN p_cursor > c.cursor THEN p_now ELSE c.last_consumed_at END,
+        batches_consumed = c.batches_consumed
+            + CASE WHEN p_released AND p_cursor >= coalesce(c.batch_end, 0) THEN 1 ELSE 0 END
+    WHERE c.partition_id = p_pid AND c.consumer_group = p_group
+      AND (p_cursor <> c.cursor OR p_released OR p_retry <> c.retry_count);
+    IF p_released AND p_cursor > p_old_cursor THEN
+        UPDATE partition_work w SET next_at = m.created_at
+        FROM (SELECT m.created_at FROM messages m WHERE m.partition_id = p_pid AND m.position > p_cursor
+              ORDER BY m.position LIMIT 1) m
+        WHERE w.partition_id = p_pid AND w.consumer_group = p_group;
+    END IF;
+END $$;
+
+-- The common ack, decided set-based: every item completes a message of one pair's live
+-- leased batch under that lease (a consumer acknowledging what it popped). Returns the
+-- results, or nothing when the call is anything else: the caller then evaluates it item by
+-- item, with the same outcome for this case. Locks the pair's consumer row.
+CREATE OR REPLACE FUNCTION qg_ack_batch_fast(
+    p_pids uuid[], p_keys text[], p_groups text[], p_statuses text[], p_leases uuid[], p_now timestamptz)
+RETURNS SETOF qg_ack_result LANGUAGE plpgsql AS $$
+DECLARE
+    v_q        record;
+    v_c        consumers%ROWTYPE;
+    v_n        integer;
+    v_max      bigint;
+    v_released boolean;
+BEGIN
+    IF p_leases[1] IS NULL OR NOT (SELECT bool_and(u.pid = p_pids[1] AND u.grp = p_groups[1]
+                                                   AND u.st = 'completed' AND u.lease = p_leases[1])
+                                   FROM unnest(p_pids, p_groups, p_statuses, p_leases) AS u (pid, grp, st, lease)) THEN
+        RETURN;
+    END IF;
+    SELECT q.name AS qname, p.name AS pname INTO v_q
+    FROM partitions p JOIN queues q ON q.id = p.queue_id WHERE p.id = p_pids[1];
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    SELECT * INTO v_c FROM consumers c
+    WHERE c.partition_id = p_pids[1] AND c.consumer_group = p_groups[1] FOR UPDATE;
+    IF NOT FOUND OR v_c.lease_id IS DISTINCT FROM p_leases[1] OR v_c.lease_expires_at <= p_now
+       OR v_c.batch_end IS NULL THEN
+        RETURN;
+    END IF;
+    -- One range scan of the leased batch, matched by key, instead of a key lookup per item.
+    SELECT count(m.position), max(m.position) INTO v_n, v_max
+    FROM unnest(p_keys) AS u (k)
+    JOIN (SELECT m.position, m.transaction_id FROM messages m
+          WHERE m.partition_id = p_pids[1] AND m.position > v_c.cursor AND m.position <= v_c.batch_end) m
+      ON m.transaction_id = u.k;
+    IF v_n < cardinality(p_keys) THEN
+        RETURN; -- a key not found, already committed or beyond the batch
+    END IF;
+    v_released := v_max >= v_c.batch_end;
+    PERFORM qg_ack_settle(p_pids[1], p_groups[1], v_c.cursor, v_max,
+                          CASE WHEN v_released THEN 0 ELSE v_c.retry_count END, v_c.retry_not_before,
+                          v_released, p_now);
+    RETURN QUERY SELECT (g.i - 1)::int, true, NULL::text, v_q.qname::text, v_q.pname::text, v_released, false, false
+    FROM generate_series(1, cardinality(p_keys)) AS g (i);
+END $$;
+
 -- Evaluates and applies ack items (concepts.md §8.2), shared by the ack routes and the
 -- transaction route. Items naming the same (partition, group) form an ack group, evaluated
 -- under that pair's row lock against the state at the start; groups are locked in ascending
@@ -47,6 +123,12 @@ DECLARE
     v_first     integer;
     v_res       qg_ack_result;
 BEGIN
+    IF v_required IS NULL THEN
+        RETURN QUERY SELECT * FROM qg_ack_batch_fast(p_pids, p_keys, p_groups, p_statuses, p_leases, v_now);
+        IF FOUND THEN
+            RETURN;
+        END IF;
+    END IF;
     FOR v_g IN SELECT DISTINCT u.pid, u.grp FROM unnest(p_pids, p_groups) AS u (pid, grp)
                ORDER BY u.pid, u.grp
     LOOP
@@ -123,26 +205,8 @@ BEGIN
             IF v_dlq_any THEN
                 v_r := 0;
             END IF;
-            UPDATE consumers c SET
-                cursor = v_cursor,
-                lease_id = CASE WHEN v_released THEN NULL ELSE c.lease_id END,
-                lease_expires_at = CASE WHEN v_released THEN NULL ELSE c.lease_expires_at END,
-                batch_end = CASE WHEN v_released THEN NULL ELSE c.batch_end END,
-                retry_count = v_r,
-                retry_not_before = v_c.retry_not_before,
-                messages_consumed = c.messages_consumed + (v_cursor - c.cursor),
-                last_consumed_at = CASE WHEN v_cursor > c.cursor THEN v_now ELSE c.last_consumed_at END,
-                batches_consumed = c.batches_consumed
-                    + CASE WHEN v_released AND v_cursor >= coalesce(c.batch_end, 0) THEN 1 ELSE 0 END
-            WHERE c.partition_id = v_g.pid AND c.consumer_group = v_g.grp
-              AND (v_cursor <> c.cursor OR v_released OR v_r <> c.retry_count);
-            -- A completed batch reorders its pair in the work index by the next message.
-            IF v_released AND v_cursor > v_c.cursor THEN
-                UPDATE partition_work w SET next_at = m.created_at
-                FROM (SELECT m.created_at FROM messages m WHERE m.partition_id = v_g.pid AND m.position > v_cursor
-                      ORDER BY m.position LIMIT 1) m
-                WHERE w.partition_id = v_g.pid AND w.consumer_group = v_g.grp;
-            END IF;
+            PERFORM qg_ack_settle(v_g.pid, v_g.grp, v_c.cursor, v_cursor, v_r, v_c.retry_not_before,
+                                  v_released, v_now);
             v_live := v_live AND NOT v_released;
         END IF;
         FOR v_it IN SELECT generate_series(v_first, cardinality(v_out)) AS k LOOP
