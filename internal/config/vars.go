@@ -69,7 +69,7 @@ var variables = []variable{
 		set: durVar(0, time.Millisecond, func(c *Config) *time.Duration { return &c.DBLockTimeout })},
 	{group: "Database", name: "PUSH_CONCURRENCY", def: "0", shown: "0 (= the CPU count, at least 2)",
 		help: "concurrent database calls for pushes; concurrent push requests are coalesced into them (queen-go's own)",
-		set: intVar(0, 1024, func(c *Config) *int { return &c.PushConcurrency })},
+		set:  intVar(0, 1024, func(c *Config) *int { return &c.PushConcurrency })},
 	{group: "Database", name: "PG_BIN_DIR", help: "embedded PostgreSQL: directory of initdb and postgres",
 		set: strVar(func(c *Config) *string { return &c.PGBinDir })},
 

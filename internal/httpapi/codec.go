@@ -160,7 +160,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		buf.WriteString(`{"error":"Internal server error"}`)
 		status = http.StatusInternalServerError
 	}
-	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	writeBody(w, status, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// writeBody answers status with the JSON text out.
+func writeBody(w http.ResponseWriter, status int, out []byte) {
+	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(status)

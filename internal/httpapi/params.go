@@ -134,8 +134,11 @@ func parseDigits(s string) (int, bool) {
 // formatMicro renders the createdAt of popped messages: UTC, exactly six
 // fractional digits and a literal Z (README §2.3).
 func formatMicro(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.000000Z")
+	return t.UTC().Format(microLayout)
 }
+
+// microLayout is the layout of formatMicro.
+const microLayout = "2006-01-02T15:04:05.000000Z"
 
 // formatMilli renders every other response timestamp: UTC, exactly three
 // fractional digits and a literal Z (README §2.3).

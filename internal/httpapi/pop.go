@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,32 +8,6 @@ import (
 
 	"github.com/queen-go/queen/internal/broker"
 )
-
-type popMessageJSON struct {
-	ID            string          `json:"id"`
-	TransactionID string          `json:"transactionId"`
-	TraceID       *string         `json:"traceId"`
-	Data          json.RawMessage `json:"data"`
-	ProducerSub   *string         `json:"producerSub"`
-	CreatedAt     string          `json:"createdAt"`
-	PartitionID   string          `json:"partitionId"`
-	Partition     string          `json:"partition"`
-	Queue         string          `json:"queue"`
-	LeaseID       string          `json:"leaseId"`
-	ConsumerGroup string          `json:"consumerGroup"`
-	RetryCount    int             `json:"retryCount"`
-}
-
-type popJSON struct {
-	Success           bool             `json:"success"`
-	Queue             string           `json:"queue"`
-	Partition         string           `json:"partition"`
-	PartitionID       string           `json:"partitionId"`
-	LeaseID           string           `json:"leaseId"`
-	ConsumerGroup     string           `json:"consumerGroup"`
-	PartitionsClaimed int              `json:"partitionsClaimed"`
-	Messages          []popMessageJSON `json:"messages"`
-}
 
 func (s *Server) popQueue(w http.ResponseWriter, r *http.Request) {
 	s.pop(w, r, broker.PopRequest{Queue: PathParam(r, "queue")})
@@ -83,23 +56,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request, req broker.PopReque
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	writeJSON(w, http.StatusOK, popAnswer(res))
-}
-
-// popAnswer is the 200 answer of a pop that delivered at least one message; the top-level
-// queue and partition are the first message's.
-func popAnswer(res broker.PopResult) popJSON {
-	out := popJSON{Success: true, LeaseID: res.LeaseID, ConsumerGroup: res.Group, PartitionsClaimed: res.Claimed,
-		Messages: make([]popMessageJSON, len(res.Messages))}
-	first := res.Messages[0]
-	out.Queue, out.Partition, out.PartitionID = first.Queue, first.Partition, first.PartitionID
-	for i, m := range res.Messages {
-		out.Messages[i] = popMessageJSON{ID: m.ID, TransactionID: m.TransactionID, TraceID: m.TraceID,
-			Data: m.Payload, ProducerSub: m.ProducerSub, CreatedAt: formatMicro(m.CreatedAt),
-			PartitionID: m.PartitionID, Partition: m.Partition, Queue: m.Queue, LeaseID: res.LeaseID,
-			ConsumerGroup: res.Group, RetryCount: m.RetryCount}
-	}
-	return out
+	writePop(w, res)
 }
 
 func (s *Server) popParams(q url.Values, req *broker.PopRequest) string {
