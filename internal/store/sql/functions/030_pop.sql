@@ -40,7 +40,8 @@ $$;
 -- and the registration becoming visible to writers.
 CREATE OR REPLACE FUNCTION qg_register(
     p_queue_ids uuid[], p_group text, p_mode text, p_ts timestamptz, p_now timestamptz)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_qids uuid[];
     v_pids uuid[];
@@ -75,7 +76,8 @@ END $$;
 -- Takes a pair out of the work index when nothing is left after p_cursor, checked under a
 -- share lock on the partition that no writer holds (a writer still committing keeps it listed).
 CREATE OR REPLACE FUNCTION qg_clear_work(p_partition_id uuid, p_group text, p_cursor bigint)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_top bigint;
 BEGIN
@@ -103,7 +105,8 @@ END $$;
 CREATE OR REPLACE FUNCTION qg_claim(
     p_partition_id uuid, p_group text, p_budget integer, p_auto_ack boolean, p_lease_id uuid,
     p_now timestamptz)
-RETURNS SETOF qg_popped LANGUAGE plpgsql AS $$
+RETURNS SETOF qg_popped LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_c    consumers%ROWTYPE;
     v_p    record;
@@ -189,7 +192,8 @@ CREATE OR REPLACE FUNCTION qg_pop(
     p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
     p_batch integer, p_max_partitions integer, p_auto_ack boolean, p_lease_id uuid,
     p_sub_mode text, p_sub_ts timestamptz, p_now timestamptz)
-RETURNS SETOF qg_popped LANGUAGE plpgsql AS $$
+RETURNS SETOF qg_popped LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_now     timestamptz := coalesce(p_now, clock_timestamp());
     v_qids    uuid[];

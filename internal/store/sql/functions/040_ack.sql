@@ -21,7 +21,8 @@ $$;
 CREATE OR REPLACE FUNCTION qg_ack_settle(
     p_pid uuid, p_group text, p_old_cursor bigint, p_cursor bigint, p_retry integer,
     p_retry_not_before timestamptz, p_released boolean, p_now timestamptz)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
     UPDATE consumers c SET
         cursor = p_cursor,
@@ -50,7 +51,8 @@ END $$;
 -- item, with the same outcome for this case. Locks the pair's consumer row.
 CREATE OR REPLACE FUNCTION qg_ack_batch_fast(
     p_pids uuid[], p_keys text[], p_groups text[], p_statuses text[], p_leases uuid[], p_now timestamptz)
-RETURNS SETOF qg_ack_result LANGUAGE plpgsql AS $$
+RETURNS SETOF qg_ack_result LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_q        record;
     v_c        consumers%ROWTYPE;
@@ -103,7 +105,8 @@ END $$;
 CREATE OR REPLACE FUNCTION qg_ack_items(
     p_pids uuid[], p_keys text[], p_groups text[], p_statuses text[], p_leases uuid[],
     p_errors text[], p_required uuid[], p_now timestamptz)
-RETURNS SETOF qg_ack_result LANGUAGE plpgsql AS $$
+RETURNS SETOF qg_ack_result LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_now       timestamptz := coalesce(p_now, clock_timestamp());
     v_required  uuid[] := (SELECT array_agg(DISTINCT r) FROM unnest(p_required) r WHERE r IS NOT NULL);
