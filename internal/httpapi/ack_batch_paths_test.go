@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/queen-go/queen/internal/testserver"
@@ -55,6 +56,16 @@ func TestAckBatchPaths(t *testing.T) {
 	res = b.semAckBatch(semAckOf(r, 0, "completed"))
 	if !res[0].Success || !res[0].LeaseReleased {
 		t.Fatalf("final ack: %+v", res)
+	}
+	// The ack that consumed the partition's last message took the pair out of the work index
+	// (no pop has to walk into it first).
+	var listed int
+	if err := stateDB(t).QueryRow(context.Background(), `SELECT count(*) FROM partition_work w
+		JOIN queues q ON q.id = w.queue_id WHERE q.name = $1`, b.queue).Scan(&listed); err != nil {
+		t.Fatal(err)
+	}
+	if listed != 0 {
+		t.Fatalf("%d pairs still listed after the last ack", listed)
 	}
 	b.semNoPop(b.semQ("batch=10"))
 }

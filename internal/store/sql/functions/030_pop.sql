@@ -125,10 +125,20 @@ BEGIN
     END IF;
     -- A group's first claim of a partition gives it its cursor there, placed by its
     -- subscription (concepts.md §5.3).
-    INSERT INTO consumers (partition_id, consumer_group, queue_id, cursor)
-    SELECT p_partition_id, p_group, v_p.qid, qg_initial_cursor(p_partition_id, coalesce(v_p.mode, 'all'), v_p.ts, false)
-    WHERE NOT EXISTS (SELECT 1 FROM consumers c WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group)
-    ON CONFLICT DO NOTHING;
+    IF NOT EXISTS (SELECT 1 FROM consumers c WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group) THEN
+        -- Concurrent pops of a group walk the same pairs in the same order; on a pair nobody
+        -- claimed yet, all but the first would queue behind its insert of the consumer row,
+        -- only to find the pair leased. The first takes this try-lock (held to its commit) and
+        -- the others move on at once. It never waits, so it adds no lock-order edge; a hash
+        -- collision only makes a pop skip a pair this once.
+        IF NOT pg_try_advisory_xact_lock(hashtext(p_group), hashtext(p_partition_id::text)) THEN
+            RETURN;
+        END IF;
+        INSERT INTO consumers (partition_id, consumer_group, queue_id, cursor)
+        VALUES (p_partition_id, p_group, v_p.qid,
+                qg_initial_cursor(p_partition_id, coalesce(v_p.mode, 'all'), v_p.ts, false))
+        ON CONFLICT DO NOTHING;
+    END IF;
     SELECT * INTO v_c FROM consumers c
     WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group
       AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= p_now)

@@ -42,6 +42,12 @@ BEGIN
         FROM (SELECT m.created_at FROM messages m WHERE m.partition_id = p_pid AND m.position > p_cursor
               ORDER BY m.position LIMIT 1) m
         WHERE w.partition_id = p_pid AND w.consumer_group = p_group;
+        IF NOT FOUND THEN
+            -- Nothing after the batch: the pair leaves the work index now, not on some pop's
+            -- next walk. qg_clear_work never waits for a lock, so holding the consumer row
+            -- here cannot deadlock.
+            PERFORM qg_clear_work(p_pid, p_group, p_cursor);
+        END IF;
     END IF;
 END $$;
 
