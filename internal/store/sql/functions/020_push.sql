@@ -135,18 +135,22 @@ BEGIN
 END $$;
 
 -- The push route in one round trip: resolves names to partitions (raising QG001 when some do
--- not exist yet) and writes the items. One call may carry several coalesced requests, so the
--- producer identity (p_subs) is per item. Taken keys come back as 'taken' with the stored id.
+-- not exist yet) and writes the items. The names come once per distinct (queue, partition)
+-- pair, p_pair_of giving each item's pair (1-based). One call may carry several coalesced
+-- requests, so the producer identity (p_subs) is per item. Taken keys come back as 'taken'
+-- with the stored id.
 CREATE OR REPLACE FUNCTION qg_push(
-    p_queues text[], p_partitions text[], p_keys text[], p_ids uuid[], p_payloads text[],
-    p_encrypted boolean[], p_subs text[], p_now timestamptz)
+    p_queues text[], p_partitions text[], p_pair_of integer[], p_keys text[], p_ids uuid[],
+    p_payloads text[], p_encrypted boolean[], p_subs text[], p_now timestamptz)
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
-    v_pids uuid[] := qg_partition_ids(p_queues, p_partitions);
+    v_pairs uuid[] := qg_partition_ids(p_queues, p_partitions);
+    v_pids  uuid[];
 BEGIN
-    IF array_position(v_pids, NULL) IS NOT NULL THEN
+    IF array_position(v_pairs, NULL) IS NOT NULL THEN
         PERFORM qg_raise_missing_partitions();
     END IF;
+    v_pids := ARRAY(SELECT v_pairs[u.j] FROM unnest(p_pair_of) WITH ORDINALITY AS u (j, ord) ORDER BY u.ord);
     RETURN QUERY SELECT * FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads, p_encrypted,
         array_fill(NULL::uuid, ARRAY[cardinality(p_ids)]), p_subs, p_now, false);
 END $$;
