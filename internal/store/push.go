@@ -118,7 +118,7 @@ const sqlPush = "SELECT i, status, mid::text, pid::text, pos, qid::text, qname, 
 // pushCols are push items as the column arrays the SQL functions take. The (queue,
 // partition) names also come once per distinct pair, with each item's pair (1-based) in
 // pairOf: a request of 100 items usually names one partition, and resolving it once instead
-// of per item was a tenth of the push's database time.
+// of per item spares 100 index probes (about 4 % of the push's database time).
 type pushCols struct {
 	queues, parts, keys, ids, payloads []string
 	encrypted                          []bool
