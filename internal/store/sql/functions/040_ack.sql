@@ -66,8 +66,10 @@ DECLARE
     v_max      bigint;
     v_released boolean;
 BEGIN
-    IF p_leases[1] IS NULL OR NOT (SELECT bool_and(u.pid = p_pids[1] AND u.grp = p_groups[1]
-                                                   AND u.st = 'completed' AND u.lease = p_leases[1])
+    -- coalesce: an element that is NULL (no partition, no lease) must send the call down the
+    -- item-by-item path, not drop out of bool_and as NULLs do.
+    IF p_leases[1] IS NULL OR NOT (SELECT bool_and(coalesce(u.pid = p_pids[1] AND u.grp = p_groups[1]
+                                                            AND u.st = 'completed' AND u.lease = p_leases[1], false))
                                    FROM unnest(p_pids, p_groups, p_statuses, p_leases) AS u (pid, grp, st, lease)) THEN
         RETURN;
     END IF;
