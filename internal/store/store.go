@@ -56,6 +56,13 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	rp := cfg.ConnConfig.RuntimeParams
 	rp["search_path"] = quoteIdent(o.Schema)
 	rp["application_name"] = "queen-go"
+	if _, set := rp["jit"]; !set {
+		// JIT compilation pays off for long analytic queries, never for a broker's: it
+		// triggers on estimated cost alone and then spends hundreds of milliseconds in LLVM.
+		// The stats job over 10,000 partitions took 400 ms per batch of 500 with it, 25 ms
+		// without. A DATABASE_URL that sets jit keeps its choice.
+		rp["jit"] = "off"
+	}
 	if o.StatementTimeout > 0 {
 		rp["statement_timeout"] = fmt.Sprint(o.StatementTimeout.Milliseconds())
 	}
