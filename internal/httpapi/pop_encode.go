@@ -33,50 +33,37 @@ var popBufs = sync.Pool{New: func() any { return new([]byte) }}
 // appendPop appends the JSON answer of a pop that delivered at least one message.
 func appendPop(b []byte, res broker.PopResult) []byte {
 	first := res.Messages[0]
-	b = append(b, `{"success":true,"queue":`...)
-	b = appendString(b, first.Queue)
-	b = append(b, `,"partition":`...)
-	b = appendString(b, first.Partition)
-	b = append(b, `,"partitionId":`...)
-	b = appendString(b, first.PartitionID)
-	b = append(b, `,"leaseId":`...)
-	b = appendString(b, res.LeaseID)
-	b = append(b, `,"consumerGroup":`...)
-	b = appendString(b, res.Group)
-	b = append(b, `,"partitionsClaimed":`...)
-	b = strconv.AppendInt(b, int64(res.Claimed), 10)
+	b = appendField(b, `{"success":true,"queue":`, first.Queue)
+	b = appendField(b, `,"partition":`, first.Partition)
+	b = appendField(b, `,"partitionId":`, first.PartitionID)
+	b = appendField(b, `,"leaseId":`, res.LeaseID)
+	b = appendField(b, `,"consumerGroup":`, res.Group)
+	b = strconv.AppendInt(append(b, `,"partitionsClaimed":`...), int64(res.Claimed), 10)
 	b = append(b, `,"messages":[`...)
 	for i, m := range res.Messages {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"id":`...)
-		b = appendString(b, m.ID)
-		b = append(b, `,"transactionId":`...)
-		b = appendString(b, m.TransactionID)
-		b = append(b, `,"traceId":`...)
-		b = appendNullString(b, m.TraceID)
-		b = append(b, `,"data":`...)
-		b = appendRaw(b, m.Payload)
-		b = append(b, `,"producerSub":`...)
-		b = appendNullString(b, m.ProducerSub)
-		b = append(b, `,"createdAt":"`...)
-		b = m.CreatedAt.UTC().AppendFormat(b, microLayout)
-		b = append(b, `","partitionId":`...)
-		b = appendString(b, m.PartitionID)
-		b = append(b, `,"partition":`...)
-		b = appendString(b, m.Partition)
-		b = append(b, `,"queue":`...)
-		b = appendString(b, m.Queue)
-		b = append(b, `,"leaseId":`...)
-		b = appendString(b, res.LeaseID)
-		b = append(b, `,"consumerGroup":`...)
-		b = appendString(b, res.Group)
-		b = append(b, `,"retryCount":`...)
-		b = strconv.AppendInt(b, int64(m.RetryCount), 10)
+		b = appendField(b, `{"id":`, m.ID)
+		b = appendField(b, `,"transactionId":`, m.TransactionID)
+		b = appendNullString(append(b, `,"traceId":`...), m.TraceID)
+		b = appendRaw(append(b, `,"data":`...), m.Payload)
+		b = appendNullString(append(b, `,"producerSub":`...), m.ProducerSub)
+		b = m.CreatedAt.UTC().AppendFormat(append(b, `,"createdAt":"`...), microLayout)
+		b = appendField(b, `","partitionId":`, m.PartitionID)
+		b = appendField(b, `,"partition":`, m.Partition)
+		b = appendField(b, `,"queue":`, m.Queue)
+		b = appendField(b, `,"leaseId":`, res.LeaseID)
+		b = appendField(b, `,"consumerGroup":`, res.Group)
+		b = strconv.AppendInt(append(b, `,"retryCount":`...), int64(m.RetryCount), 10)
 		b = append(b, '}')
 	}
 	return append(b, "]}"...)
+}
+
+// appendField appends the literal prefix (punctuation and a member name) and s as a JSON string.
+func appendField(b []byte, prefix, s string) []byte {
+	return appendString(append(b, prefix...), s)
 }
 
 func appendNullString(b []byte, s *string) []byte {

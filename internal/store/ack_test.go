@@ -12,10 +12,7 @@ import (
 // the set-based path for whole-batch acks must not let a NULL slip through its checks.
 func TestAckItemWithoutPartitionIsNotFound(t *testing.T) {
 	ctx := context.Background()
-	s := openSchema(t, "ack_nulls")
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := migratedSchema(t, "ack_nulls")
 	if _, err := s.Push(ctx, []PushItem{
 		{Queue: "acks", Partition: "Default", Key: "k1", ID: uuid.NewString(), Payload: []byte(`1`)},
 		{Queue: "acks", Partition: "Default", Key: "k2", ID: uuid.NewString(), Payload: []byte(`2`)},

@@ -30,6 +30,16 @@ func openSchema(t *testing.T, schema string) *Store {
 	return s
 }
 
+// migratedSchema is openSchema with the schema migrated.
+func migratedSchema(t *testing.T, schema string) *Store {
+	t.Helper()
+	s := openSchema(t, schema)
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // Brokers starting together apply each migration once and all come up.
 func TestMigrateConcurrentStartsApplyOnce(t *testing.T) {
 	const brokers = 6

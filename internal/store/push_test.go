@@ -12,10 +12,7 @@ import (
 // new: each item lands in the partition it names (the names travel once per distinct pair).
 func TestPushResolvesEachItemsPartition(t *testing.T) {
 	ctx := context.Background()
-	s := openSchema(t, "push_pairs")
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := migratedSchema(t, "push_pairs")
 	pairs := [][2]string{{"pairs-a", "p1"}, {"pairs-b", "p1"}, {"pairs-a", "p2"}, {"pairs-a", "p1"}, {"pairs-b", "p1"}, {"pairs-c", "Default"}}
 	var items []PushItem
 	for i := range 4 {
