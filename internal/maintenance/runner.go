@@ -132,8 +132,8 @@ func (r *Runner) Start(ctx context.Context) {
 	}
 }
 
-// Stop ends the schedule and waits for running jobs to return; a job stopped mid-batch
-// releases its lock (its batch either committed or rolled back whole).
+// Stop ends the schedule and waits for running jobs to return: a running job finishes the
+// batch statement in flight, starts no other, and releases its lock before Stop returns.
 func (r *Runner) Stop() {
 	r.mu.Lock()
 	cancel := r.cancel

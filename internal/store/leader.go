@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -16,6 +17,32 @@ type Leader struct {
 	s *Store
 	c *pgxpool.Conn
 }
+
+// A job's statements are never cut short: a statement cancelled in flight breaks the session,
+// and its advisory lock is then freed only once PostgreSQL notices, after Stop has returned.
+// A stopped job instead starts no further statement, so it ends between batches and gives
+// its lock back itself. Statements stay bounded by the batch sizes and statement_timeout.
+
+// queryRow runs one statement of the job unless ctx has ended.
+func (l *Leader) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if err := ctx.Err(); err != nil {
+		return errRow{err}
+	}
+	return l.c.QueryRow(context.WithoutCancel(ctx), sql, args...)
+}
+
+// query is queryRow for statements returning several rows.
+func (l *Leader) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return l.c.Query(context.WithoutCancel(ctx), sql, args...)
+}
+
+// errRow is a row whose Scan reports err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 var (
 	sqlTryLock           = query("job_try_lock")
@@ -35,11 +62,12 @@ var (
 // lock is keyed by job and schema, so brokers on different schemas lead independently.
 func (s *Store) TryLead(ctx context.Context, job string, fn func(*Leader) error) (led bool, err error) {
 	err = s.withConn(ctx, func(c *pgxpool.Conn) error {
-		if err := c.QueryRow(ctx, sqlTryLock, job).Scan(&led); err != nil || !led {
+		l := &Leader{s: s, c: c}
+		if err := l.queryRow(ctx, sqlTryLock, job).Scan(&led); err != nil || !led {
 			return err
 		}
 		defer release(ctx, c, job)
-		return fn(&Leader{s: s, c: c})
+		return fn(l)
 	})
 	if err != nil {
 		return led, fmt.Errorf("job %s: %w", job, err)
@@ -81,7 +109,7 @@ func (l *Leader) EvictionBatch(ctx context.Context, run string, limit int) ([]Re
 }
 
 func (l *Leader) removals(ctx context.Context, sql, run string, limit int) ([]RemovalCount, error) {
-	rows, err := l.c.Query(ctx, sql, run, limit, l.s.nowArg())
+	rows, err := l.query(ctx, sql, run, limit, l.s.nowArg())
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -108,7 +136,7 @@ type Housekeeping struct {
 // the previous run of any instance (the first run ever looks firstWindow back).
 func (l *Leader) LeaseHousekeeping(ctx context.Context, workerID string, firstWindow time.Duration) (Housekeeping, error) {
 	var h Housekeeping
-	err := l.c.QueryRow(ctx, sqlLeaseHousekeeping, workerID, firstWindow, l.s.nowArg()).
+	err := l.queryRow(ctx, sqlLeaseHousekeeping, workerID, firstWindow, l.s.nowArg()).
 		Scan(&h.ExpiredLeases, &h.RetriesEnded, &h.QueuesSignalled)
 	return h, classify(err)
 }
@@ -116,14 +144,14 @@ func (l *Leader) LeaseHousekeeping(ctx context.Context, workerID string, firstWi
 // CleanupTombstones removes at most limit dedup keys whose window has ended.
 func (l *Leader) CleanupTombstones(ctx context.Context, limit int) (int64, error) {
 	var n int64
-	err := l.c.QueryRow(ctx, sqlCleanupTombstones, limit, l.s.nowArg()).Scan(&n)
+	err := l.queryRow(ctx, sqlCleanupTombstones, limit, l.s.nowArg()).Scan(&n)
 	return n, classify(err)
 }
 
 // CleanupPartitions removes at most limit empty partitions idle for days days.
 func (l *Leader) CleanupPartitions(ctx context.Context, days, limit int) (int64, error) {
 	var n int64
-	err := l.c.QueryRow(ctx, sqlCleanupPartitions, days, limit, l.s.nowArg()).Scan(&n)
+	err := l.queryRow(ctx, sqlCleanupPartitions, days, limit, l.s.nowArg()).Scan(&n)
 	return n, classify(err)
 }
 
@@ -131,7 +159,7 @@ func (l *Leader) CleanupPartitions(ctx context.Context, days, limit int) (int64,
 // statsDays, retention history and metrics older than metricsDays. more reports that some
 // table had more.
 func (l *Leader) CleanupHistory(ctx context.Context, statsDays, metricsDays, limit int) (removed int64, more bool, err error) {
-	err = l.c.QueryRow(ctx, sqlCleanupHistory, statsDays, metricsDays, limit, l.s.nowArg()).Scan(&removed, &more)
+	err = l.queryRow(ctx, sqlCleanupHistory, statsDays, metricsDays, limit, l.s.nowArg()).Scan(&removed, &more)
 	return removed, more, classify(err)
 }
 
@@ -145,7 +173,7 @@ type StatsRefresh struct {
 // the first, in id order) under run. It returns the last partition done, "" when none was left.
 func (l *Leader) StatsPartitions(ctx context.Context, run, after string, limit int) (string, error) {
 	var last *string
-	err := l.c.QueryRow(ctx, sqlStatsPartitions, run, nullIfEmpty(after), limit, l.s.nowArg()).Scan(&last)
+	err := l.queryRow(ctx, sqlStatsPartitions, run, nullIfEmpty(after), limit, l.s.nowArg()).Scan(&last)
 	if err != nil || last == nil {
 		return "", classify(err)
 	}
@@ -156,7 +184,7 @@ func (l *Leader) StatsPartitions(ctx context.Context, run, after string, limit i
 // task and system rows and writes the history.
 func (l *Leader) StatsRollup(ctx context.Context, run string) (StatsRefresh, error) {
 	var r StatsRefresh
-	err := l.c.QueryRow(ctx, sqlStatsRollup, run, l.s.nowArg()).
+	err := l.queryRow(ctx, sqlStatsRollup, run, l.s.nowArg()).
 		Scan(&r.Partition, &r.Queue, &r.Namespace, &r.Task, &r.System, &r.Cleanup)
 	return r, classify(err)
 }

@@ -1,0 +1,33 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// A job stopped while its statement runs lets that statement finish and gives its lock back
+// before TryLead returns: another instance can lead at once (cutting the statement short
+// would break the session and free the lock only when PostgreSQL notices, later).
+func TestStoppedLeaderReleasesItsLockBeforeReturning(t *testing.T) {
+	s, other := migratedSchema(t, "leader_stop"), openSchema(t, "leader_stop")
+	for range 5 {
+		ctx, stop := context.WithCancel(context.Background())
+		led, err := s.TryLead(ctx, "stats", func(l *Leader) error {
+			time.AfterFunc(20*time.Millisecond, stop)
+			var ignored string
+			if err := l.queryRow(ctx, "SELECT pg_sleep(0.1)::text").Scan(&ignored); err != nil {
+				return err
+			}
+			return l.queryRow(ctx, "SELECT 'never'").Scan(&ignored) // the job is stopped by now
+		})
+		stop()
+		if !led || err == nil {
+			t.Fatalf("led %v, err %v; want led and the stop reported", led, err)
+		}
+		ran, err := other.TryLead(context.Background(), "stats", func(*Leader) error { return nil })
+		if err != nil || !ran {
+			t.Fatalf("the other instance could not lead right after: ran=%v err=%v", ran, err)
+		}
+	}
+}
