@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"text/tabwriter"
 	"time"
 
@@ -37,8 +38,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Rate, "rate", 1000, "e2e: messages per second")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no live progress line")
+	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "queen-bench:", err)
+			return 1
+		}
+		defer stopProfile()
 	}
 	if !*quiet {
 		cfg.Progress = stderr
@@ -69,9 +79,32 @@ func printTable(w io.Writer, r bench.Result) {
 	if r.PeakRSSBytes > 0 {
 		fmt.Fprintf(tw, "broker\tcpu %.1f s  peak RSS %.1f MB\n", r.CPUSeconds, float64(r.PeakRSSBytes)/(1<<20))
 	}
+	printCPU(tw, "cpu per msg", r.CPU)
 	if r.Baseline != nil {
 		fmt.Fprintf(tw, "baseline\t%.0f rows/s (%s)\n", r.Baseline.RowsPerSec, r.Baseline.Name)
+		printCPU(tw, "baseline cpu per row", r.Baseline.CPU)
 		fmt.Fprintf(tw, "ratio\t%.0f%%\n", r.Ratio*100)
 	}
 	tw.Flush()
+}
+
+func printCPU(w io.Writer, label string, c *bench.CPUCost) {
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "%s\tbroker %.1f µs  database %.1f µs  load generator %.1f µs  machine %.1f µs\n",
+		label, c.Broker, c.Database, c.Generator, c.Machine)
+}
+
+// startCPUProfile profiles this process (the load generator) until the returned stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

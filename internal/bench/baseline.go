@@ -57,45 +57,45 @@ func (b *baselines) close() {
 
 // run measures one baseline by name.
 func (b *baselines) run(ctx context.Context, name string) (*Baseline, error) {
-	var rows float64
+	var m measured
 	var err error
 	switch name {
 	case BaselineSingle:
-		rows, err = b.loop(ctx, 32, func(ctx context.Context, _ int) (int, error) {
+		m, err = b.loop(ctx, 32, func(ctx context.Context, _ int) (int, error) {
 			_, err := b.pool.Exec(ctx, "INSERT INTO rows (payload) VALUES ($1)", b.cfg.payload(0))
 			return 1, err
 		})
 	case BaselineBatch:
 		stmt := "INSERT INTO rows (payload) VALUES " + strings.TrimSuffix(strings.Repeat("($1),", 100), ",")
-		rows, err = b.loop(ctx, 8, func(ctx context.Context, _ int) (int, error) {
+		m, err = b.loop(ctx, 8, func(ctx context.Context, _ int) (int, error) {
 			_, err := b.pool.Exec(ctx, stmt, b.cfg.payload(0))
 			return 100, err
 		})
 	case BaselineCursor:
-		rows, err = b.cursorReads(ctx)
+		m, err = b.cursorReads(ctx)
 	default:
 		return nil, fmt.Errorf("unknown baseline %q", name)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &Baseline{Name: name, RowsPerSec: rows}, nil
+	return &Baseline{Name: name, RowsPerSec: m.rowsPerSec, CPU: m.cpu}, nil
 }
 
 // cursorReads prefills one lane per connection and measures reading 100 rows after the lane's
 // cursor and moving the cursor, one transaction each.
-func (b *baselines) cursorReads(ctx context.Context) (float64, error) {
+func (b *baselines) cursorReads(ctx context.Context) (measured, error) {
 	const lanes = 8
 	perLane := 30000
 	if _, err := b.pool.Exec(ctx, `INSERT INTO lanes (lane, pos, payload)
 		SELECT l, p, $1::json FROM generate_series(0, $2 - 1) l, generate_series(1, $3) p`, b.cfg.payload(0), lanes, perLane); err != nil {
-		return 0, err
+		return measured{}, err
 	}
 	if _, err := b.pool.Exec(ctx, "INSERT INTO cursors SELECT l, 0 FROM generate_series(0, $1 - 1) l", lanes); err != nil {
-		return 0, err
+		return measured{}, err
 	}
 	if _, err := b.pool.Exec(ctx, "VACUUM ANALYZE lanes"); err != nil {
-		return 0, err
+		return measured{}, err
 	}
 	return b.loop(ctx, lanes, func(ctx context.Context, lane int) (int, error) {
 		tx, err := b.pool.Begin(ctx)
@@ -132,14 +132,21 @@ func (b *baselines) cursorReads(ctx context.Context) (float64, error) {
 	})
 }
 
+// measured is one baseline's throughput and CPU cost.
+type measured struct {
+	rowsPerSec float64
+	cpu        *CPUCost
+}
+
 // loop runs fn on conns goroutines for the configured duration and returns rows per second.
-func (b *baselines) loop(ctx context.Context, conns int, fn func(ctx context.Context, worker int) (int, error)) (float64, error) {
+func (b *baselines) loop(ctx context.Context, conns int, fn func(ctx context.Context, worker int) (int, error)) (measured, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Duration)
 	defer cancel()
 	var total atomic.Int64
 	var firstErr error
 	var once sync.Once
 	var wg sync.WaitGroup
+	cpu0 := takeCPU(0)
 	start := time.Now()
 	for w := 0; w < conns; w++ {
 		wg.Add(1)
@@ -158,8 +165,10 @@ func (b *baselines) loop(ctx context.Context, conns int, fn func(ctx context.Con
 		}()
 	}
 	wg.Wait()
+	elapsed, cpu := time.Since(start), takeCPU(0)
 	if firstErr != nil {
-		return 0, firstErr
+		return measured{}, firstErr
 	}
-	return float64(total.Load()) / time.Since(start).Seconds(), nil
+	rows := float64(total.Load())
+	return measured{rowsPerSec: rows / elapsed.Seconds(), cpu: cpu.costSince(cpu0, rows)}, nil
 }

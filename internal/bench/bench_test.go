@@ -40,6 +40,13 @@ func TestScenariosMeasureAgainstTheSameRunBaseline(t *testing.T) {
 			if res.Baseline == nil || res.Baseline.RowsPerSec <= 0 || res.Ratio <= 0 {
 				t.Fatalf("no same-run baseline: %+v", res)
 			}
+			// The broker runs in this process here, so the load generator's share holds it.
+			// (Counters tick every 10 ms, so only their presence is checked.)
+			for name, c := range map[string]*CPUCost{"scenario": res.CPU, "baseline": res.Baseline.CPU} {
+				if c == nil || c.Generator <= 0 || c.Machine <= 0 || c.Database < 0 {
+					t.Fatalf("%s CPU cost %+v: want the generator's and the machine's", name, c)
+				}
+			}
 			want := BaselineCursor
 			if tc.scenario == "push" || tc.scenario == "txn" || cfg.Batch < 100 {
 				want = BaselineSingle

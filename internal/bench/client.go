@@ -52,7 +52,7 @@ func (c *apiClient) call(ctx context.Context, method, path string, body []byte, 
 		return 0, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	data, err := readBody(resp)
 	if err != nil {
 		return resp.StatusCode, err
 	}
@@ -60,19 +60,34 @@ func (c *apiClient) call(ctx context.Context, method, path string, body []byte, 
 		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, data)
 	}
 	if out != nil && len(data) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
-			return resp.StatusCode, err
+		if p, ok := out.(*popAnswer); ok {
+			err = decodePop(data, p)
+		} else {
+			err = json.Unmarshal(data, out)
 		}
 	}
-	return resp.StatusCode, nil
+	return resp.StatusCode, err
 }
 
+// popAnswer is what a consumer needs of a pop answer (read by decodePop).
 type popAnswer struct {
-	LeaseID  string `json:"leaseId"`
-	Messages []struct {
-		TransactionID string          `json:"transactionId"`
-		PartitionID   string          `json:"partitionId"`
-		Partition     string          `json:"partition"`
-		Data          json.RawMessage `json:"data"`
-	} `json:"messages"`
+	LeaseID  string          `json:"leaseId"`
+	Messages []poppedMessage `json:"messages"`
+}
+
+type poppedMessage struct {
+	TransactionID string          `json:"transactionId"`
+	PartitionID   string          `json:"partitionId"`
+	Partition     string          `json:"partition"`
+	Data          json.RawMessage `json:"data"`
+}
+
+// readBody reads an answer in one buffer of its announced length, not grown step by step.
+func readBody(resp *http.Response) ([]byte, error) {
+	if resp.ContentLength <= 0 || resp.ContentLength > 64<<20 {
+		return io.ReadAll(resp.Body)
+	}
+	data := make([]byte, resp.ContentLength)
+	_, err := io.ReadFull(resp.Body, data)
+	return data, err
 }

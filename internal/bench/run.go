@@ -77,6 +77,7 @@ func (r *runner) measure(ctx context.Context, name string, n int, done func(*rec
 	defer cancel()
 	rec := &recorder{}
 	sampler := startSampler(ctx, r.cfg.PID)
+	cpu0 := takeCPU(r.cfg.PID)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < n; w++ {
@@ -93,8 +94,10 @@ func (r *runner) measure(ctx context.Context, name string, n int, done func(*rec
 	stopProgress := r.progress(name, rec, start)
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu1 := takeCPU(r.cfg.PID)
 	stopProgress()
 	res := rec.result(name, r.cfg.params(), elapsed)
+	res.CPU = cpu1.costSince(cpu0, float64(res.Messages))
 	res.CPUSeconds, res.PeakRSSBytes = sampler.finish()
 	return res
 }

@@ -22,14 +22,16 @@ type Result struct {
 	P999         time.Duration `json:"p999Ns"`
 	CPUSeconds   float64       `json:"brokerCpuSeconds,omitempty"`
 	PeakRSSBytes int64         `json:"brokerPeakRssBytes,omitempty"`
+	CPU          *CPUCost      `json:"cpu,omitempty"`
 	Baseline     *Baseline     `json:"baseline,omitempty"`
 	Ratio        float64       `json:"ratio,omitempty"`
 }
 
 // Baseline is PostgreSQL's own throughput for the comparable plain-table workload.
 type Baseline struct {
-	Name       string  `json:"name"`
-	RowsPerSec float64 `json:"rowsPerSec"`
+	Name       string   `json:"name"`
+	RowsPerSec float64  `json:"rowsPerSec"`
+	CPU        *CPUCost `json:"cpu,omitempty"`
 }
 
 // recorder collects request latencies and counts from many goroutines.

@@ -90,3 +90,54 @@ func checkParseAll[T, R any](t *testing.T, arr []byte, parse func(*T) (R, string
 		t.Fatalf("%s: one pass gives %+v; element by element gives %+v, %q", arr, fast, exact, msg)
 	}
 }
+
+// FuzzPushFastMatchesExact checks that whenever the one-pass push reader accepts a body, the
+// exact path (readJSON, parsePushItems) accepts it too and reads the same items.
+func FuzzPushFastMatchesExact(f *testing.F) {
+	for _, s := range []string{
+		string(benchPushBody(3)), `{"items":[]}`, ` {"x":[1,{"y":null}], "items" : [ {"queue" : "q" , "payload" : null } ] } `,
+		`{"items":[{"queue":"q","payload":1}],"items":[{"queue":"r","payload":2,"partition":"p","transactionId":"t"}]}`,
+		`{"ITEMS":[{"queue":"q","payload":1}]}`, `{"items":[{"Queue":"q","queue":"r","payload":1}]}`,
+		`{"items":[{"queue":"q\u0000","payload":1}]}`, `{"items":[{"queue":"é","payload":"\u00e9"}]}`,
+		`{"items":[null]}`, `{"items":null}`, `{"items":[{"queue":"q"}]}`, `{"item\u0073":[]}`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, ok := parsePushFast(body)
+		if !ok {
+			return
+		}
+		var raw json.RawMessage
+		if !readJSON(newDiscardWriter(), newBenchRequest(body).rewind(), &raw) {
+			t.Fatalf("parsePushFast accepted %q, readJSON refuses it", body)
+		}
+		want, msg := parsePushItems(raw)
+		if msg != "" || len(got) != len(want) || (len(got) > 0 && !reflect.DeepEqual(got, want)) {
+			t.Fatalf("%q: parsePushFast %+v; parsePushItems %+v %q", body, got, want, msg)
+		}
+	})
+}
+
+// The one-pass push reader takes the common bodies and leaves the unusual ones to the exact
+// path (whose answers the push tests check).
+func TestPushFastTakesCommonBodies(t *testing.T) {
+	for body, want := range map[string]bool{
+		string(benchPushBody(100)): true,
+		`{"items":[]}`:             true,
+		`{"items":[{"queue":"q","payload":{"a":[1,"\u00e9"]},"traceId":"x"}]}`: true,
+		`{"items":[{"queue":"q\u0041","payload":1}]}`:                          true,
+		`{"Items":[{"queue":"q","payload":1}]}`:                                false,
+		`{"items":[{"queue":"q","QUEUE":"r","payload":1}]}`:                    false,
+		`{"items":[{"qu\u0065ue":"q","payload":1}]}`:                           false,
+		`{"items":[{"queue":"q"}]}`:                                            false,
+		`{"items":[{"queue":5,"payload":1}]}`:                                  false,
+		`{"items":[{"queue":"q","payload":1}]`:                                 false,
+		`{"items":[{"queue":"q","payload":1}]} x`:                              false,
+		`{}`: false,
+	} {
+		if _, ok := parsePushFast([]byte(body)); ok != want {
+			t.Errorf("parsePushFast(%.60q) ok=%v, want %v", body, ok, want)
+		}
+	}
+}

@@ -27,10 +27,22 @@ func benchPushBody(n int) []byte {
 	return []byte(sb.String())
 }
 
+// BenchmarkPushDecode compares the one-pass push reader the handler tries first with the
+// exact path it falls back to.
 func BenchmarkPushDecode(b *testing.B) {
 	for _, n := range benchSizes {
-		b.Run("items="+strconv.Itoa(n), func(b *testing.B) {
-			benchDecode(b, benchPushBody(n), func(body json.RawMessage) string {
+		body := benchPushBody(n)
+		b.Run("items="+strconv.Itoa(n)+"/fast", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, ok := parsePushFast(body); !ok {
+					b.Fatal("parsePushFast refused the body")
+				}
+			}
+		})
+		b.Run("items="+strconv.Itoa(n)+"/exact", func(b *testing.B) {
+			benchDecode(b, body, func(body json.RawMessage) string {
 				_, msg := parsePushItems(body)
 				return msg
 			})

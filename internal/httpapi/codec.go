@@ -119,9 +119,11 @@ func rejectTooLarge(w http.ResponseWriter, r *http.Request, consumed int64) {
 // map[string]json.RawMessage and inspect the fields themselves.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) (ok bool) {
 	body, ok := readBody(w, r)
-	if !ok {
-		return false
-	}
+	return ok && decodeJSON(w, body, v)
+}
+
+// decodeJSON is readJSON for a body already read.
+func decodeJSON(w http.ResponseWriter, body []byte, v any) (ok bool) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		writeError(w, http.StatusBadRequest, "Empty request body")
 		return false
