@@ -112,11 +112,15 @@ BEGIN
         END IF;
     END IF;
 
+    -- The plan is in item order, so it is read in step with the item arrays. (Subscripting
+    -- them, p_payloads[x.i + 1], costs O(i) per element on a text array: quadratic in the
+    -- size of a coalesced call, half of the insert's time at 900 items.)
     INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
                           producer_sub, created_at)
-    SELECT x.pid, x.pos, x.mid, p_keys[x.i + 1], p_payloads[x.i + 1]::json, p_encrypted[x.i + 1],
-           p_traces[x.i + 1], p_subs[x.i + 1], v_now
-    FROM unnest(v_plan) x WHERE x.status = 'queued';
+    SELECT x.pid, x.pos, x.mid, x.k, x.payload::json, x.enc, x.trace, x.sub, v_now
+    FROM ROWS FROM (unnest(v_plan), unnest(p_keys, p_payloads, p_encrypted, p_traces, p_subs))
+         AS x (i, status, mid, pid, pos, qid, qname, pname, k, payload, enc, trace, sub)
+    WHERE x.status = 'queued';
 
     UPDATE partitions p SET last_position = c.top, last_message_at = v_now, last_activity_at = v_now
     FROM (SELECT x.pid, max(x.pos) AS top FROM unnest(v_plan) x WHERE x.status = 'queued' GROUP BY x.pid) c
