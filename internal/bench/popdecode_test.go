@@ -116,3 +116,19 @@ func BenchmarkDecodePop(b *testing.B) {
 		}
 	})
 }
+
+// The ack batch body the load generator writes is the JSON encoding/json would write.
+func TestAckBatchBodyIsJSON(t *testing.T) {
+	p := popAnswer{LeaseID: "l-1", Messages: []poppedMessage{{TransactionID: "t\"1", PartitionID: "p1"}, {TransactionID: "é\n", PartitionID: "p2"}}}
+	var got, want any
+	if err := json.Unmarshal(ackBatchBody("g<1>", &p), &got); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := json.Marshal(map[string]any{"consumerGroup": "g<1>", "acknowledgments": []map[string]string{
+		{"transactionId": "t\"1", "partitionId": "p1", "leaseId": "l-1"},
+		{"transactionId": "é\n", "partitionId": "p2", "leaseId": "l-1"}}})
+	_ = json.Unmarshal(ref, &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+}

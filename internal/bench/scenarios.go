@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -119,12 +120,7 @@ func (r *runner) consumeOnce(ctx context.Context, queue, group string, rec *reco
 			}
 		}
 	default:
-		acks := make([]map[string]string, len(p.Messages))
-		for i, m := range p.Messages {
-			acks[i] = map[string]string{"transactionId": m.TransactionID, "partitionId": m.PartitionID, "leaseId": p.LeaseID}
-		}
-		body, _ := json.Marshal(map[string]any{"consumerGroup": group, "acknowledgments": acks})
-		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/ack/batch", body, nil); err != nil {
+		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/ack/batch", ackBatchBody(group, &p), nil); err != nil {
 			return err
 		}
 	}
@@ -182,4 +178,38 @@ func (r *runner) fanout(ctx context.Context) (Result, error) {
 		})
 	res.Params += fmt.Sprintf(" groups=%d", groups)
 	return res, nil
+}
+
+// ackBatchBody is the /ack/batch body acknowledging every message of p, written directly:
+// encoding/json over maps cost the load generator 7 µs per message.
+func ackBatchBody(group string, p *popAnswer) []byte {
+	b := make([]byte, 0, 64+len(p.Messages)*140)
+	b = append(b, `{"consumerGroup":`...)
+	b = appendJSONString(b, group)
+	b = append(b, `,"acknowledgments":[`...)
+	for i, m := range p.Messages {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"transactionId":`...)
+		b = appendJSONString(b, m.TransactionID)
+		b = append(b, `,"partitionId":`...)
+		b = appendJSONString(b, m.PartitionID)
+		b = append(b, `,"leaseId":`...)
+		b = appendJSONString(b, p.LeaseID)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
+}
+
+// appendJSONString appends s as a JSON string: Go's quoting where it is the same (printable
+// ASCII without quotes or backslashes), encoding/json otherwise.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	return strconv.AppendQuote(b, s)
 }

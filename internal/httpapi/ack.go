@@ -56,13 +56,8 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request) {
-	var body json.RawMessage
-	if !readJSON(w, r, &body) {
-		return
-	}
-	items, msg := parseAckBatch(body)
-	if msg != "" {
-		writeError(w, http.StatusBadRequest, msg)
+	items, ok := readBatch(w, r, parseAckBatchFast, parseAckBatch)
+	if !ok {
 		return
 	}
 	if len(items) == 0 {
@@ -80,20 +75,50 @@ func parseAckBatch(body json.RawMessage) ([]broker.AckItem, string) {
 		return nil, "acknowledgments array is required"
 	}
 	group, _ := asString(b.ConsumerGroup)
-	const notObject = "Each acknowledgment must have a valid transactionId string"
-	return parseEach(b.Acknowledgments, "acknowledgments array is required", notObject,
-		func(a *ackJSON) (broker.AckItem, string) {
-			tx, ok := asString(a.TransactionID)
-			if !ok {
-				return broker.AckItem{}, notObject
-			}
-			pid, ok := asString(a.PartitionID)
-			if !ok {
-				return broker.AckItem{}, "Each acknowledgment must have a valid partitionId string to ensure message uniqueness"
-			}
-			return ackItem(tx, pid, *a, group), ""
-		})
+	return parseEach(b.Acknowledgments, "acknowledgments array is required", ackNotObject, batchAck(group))
 }
+
+const ackNotObject = "Each acknowledgment must have a valid transactionId string"
+
+// batchAck validates one acknowledgment of a batch whose request-level group is group.
+func batchAck(group string) func(a *ackJSON) (broker.AckItem, string) {
+	return func(a *ackJSON) (broker.AckItem, string) {
+		tx, ok := asString(a.TransactionID)
+		if !ok {
+			return broker.AckItem{}, ackNotObject
+		}
+		pid, ok := asString(a.PartitionID)
+		if !ok {
+			return broker.AckItem{}, "Each acknowledgment must have a valid partitionId string to ensure message uniqueness"
+		}
+		return ackItem(tx, pid, *a, group), ""
+	}
+}
+
+// parseAckBatchFast reads an ack batch body in one pass (readRecords) when every
+// acknowledgment is valid; ok=false leaves the body, and its answer, to the exact path.
+func parseAckBatchFast(body []byte) ([]broker.AckItem, bool) {
+	top, recs, ok := readRecords(body, "acknowledgments", []string{"consumerGroup"}, ackFields)
+	if !ok {
+		return nil, false
+	}
+	group, _ := asString(top[0])
+	parse := batchAck(group)
+	items := make([]broker.AckItem, 0, len(recs)/len(ackFields))
+	for f := 0; f < len(recs); f += len(ackFields) {
+		a := ackJSON{TransactionID: recs[f], PartitionID: recs[f+1], Status: recs[f+2],
+			ConsumerGroup: recs[f+3], LeaseID: recs[f+4], Error: recs[f+5]}
+		item, msg := parse(&a)
+		if msg != "" {
+			return nil, false
+		}
+		items = append(items, item)
+	}
+	return items, true
+}
+
+// ackFields are the members of an acknowledgment, in readRecords' order.
+var ackFields = []string{"transactionId", "partitionId", "status", "consumerGroup", "leaseId", "error"}
 
 // ackItem builds a broker ack: the item's own non-empty group wins over the request's.
 func ackItem(tx, pid string, a ackJSON, defGroup string) broker.AckItem {

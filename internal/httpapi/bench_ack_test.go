@@ -22,9 +22,14 @@ func benchAckBatchBody() []byte {
 	return []byte(`{"consumerGroup":"billing","acknowledgments":[` + strings.Join(acks, ",") + `]}`)
 }
 
+// BenchmarkAckBatchDecode compares the one-pass reader the handler tries first with the
+// exact path it falls back to.
 func BenchmarkAckBatchDecode(b *testing.B) {
-	benchDecode(b, benchAckBatchBody(), func(body json.RawMessage) string {
-		_, msg := parseAckBatch(body)
-		return msg
+	b.Run("fast", func(b *testing.B) { benchFast(b, benchAckBatchBody(), parseAckBatchFast) })
+	b.Run("exact", func(b *testing.B) {
+		benchDecode(b, benchAckBatchBody(), func(body json.RawMessage) string {
+			_, msg := parseAckBatch(body)
+			return msg
+		})
 	})
 }

@@ -119,9 +119,9 @@ func FuzzPushFastMatchesExact(f *testing.F) {
 	})
 }
 
-// The one-pass push reader takes the common bodies and leaves the unusual ones to the exact
-// path (whose answers the push tests check).
-func TestPushFastTakesCommonBodies(t *testing.T) {
+// The one-pass readers take the common bodies and leave the unusual ones to the exact path
+// (whose answers the route tests check).
+func TestFastReadersTakeCommonBodies(t *testing.T) {
 	for body, want := range map[string]bool{
 		string(benchPushBody(100)): true,
 		`{"items":[]}`:             true,
@@ -140,4 +140,35 @@ func TestPushFastTakesCommonBodies(t *testing.T) {
 			t.Errorf("parsePushFast(%.60q) ok=%v, want %v", body, ok, want)
 		}
 	}
+	if _, ok := parseAckBatchFast(benchAckBatchBody()); !ok {
+		t.Error("parseAckBatchFast refused a client's ack batch")
+	}
+}
+
+// FuzzAckBatchFastMatchesExact checks that whenever the one-pass ack batch reader accepts a
+// body, the exact path accepts it too and reads the same acknowledgments.
+func FuzzAckBatchFastMatchesExact(f *testing.F) {
+	for _, s := range []string{
+		`{"consumerGroup":"g","acknowledgments":[{"transactionId":"t","partitionId":"p","leaseId":"l","status":"completed"}]}`,
+		`{"acknowledgments":[{"transactionId":"t","partitionId":"p","consumerGroup":"own","status":"failed","error":"boom"}]}`,
+		`{"acknowledgments":[{"transactionId":"t","partitionId":"p","status":5}],"consumerGroup":null}`,
+		`{"acknowledgments":[],"consumergroup":"g"}`, `{"acknowledgments":[{"transactionId":"t"}]}`,
+		`{"acknowledgments":[{"transactionId":"t","partitionId":"p","STATUS":"failed"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, ok := parseAckBatchFast(body)
+		if !ok {
+			return
+		}
+		var raw json.RawMessage
+		if !readJSON(newDiscardWriter(), newBenchRequest(body).rewind(), &raw) {
+			t.Fatalf("parseAckBatchFast accepted %q, readJSON refuses it", body)
+		}
+		want, msg := parseAckBatch(raw)
+		if msg != "" || len(got) != len(want) || (len(got) > 0 && !reflect.DeepEqual(got, want)) {
+			t.Fatalf("%q: parseAckBatchFast %+v; parseAckBatch %+v %q", body, got, want, msg)
+		}
+	})
 }

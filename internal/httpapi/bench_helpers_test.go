@@ -73,6 +73,18 @@ func benchDecode(b *testing.B, body []byte, parse func(json.RawMessage) string) 
 	}
 }
 
+// benchFast runs a one-pass batch reader over body b.N times.
+func benchFast[T any](b *testing.B, body []byte, fast func([]byte) ([]T, bool)) {
+	b.Helper()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, ok := fast(body); !ok {
+			b.Fatal("the one-pass reader refused the body")
+		}
+	}
+}
+
 // benchEncode runs writeJSON on the answer built by build b.N times.
 func benchEncode(b *testing.B, build func() any) {
 	b.Helper()

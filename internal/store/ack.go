@@ -47,7 +47,7 @@ const sqlAck = `SELECT success, error, queue_name, partition_name, lease_release
 func (s *Store) ackItems(ctx context.Context, items []AckItem, required []string) ([]AckResult, error) {
 	a := ackArrays(items)
 	var out []AckResult
-	err := s.queryRows(ctx, sqlAck, []any{a.pids, a.keys, a.groups, a.statuses, a.leases, a.errors, required, s.nowArg()},
+	err := s.queryRows(ctx, sqlAck, []any{uuidParam(a.pids), a.keys, a.groups, a.statuses, uuidParam(a.leases), a.errors, uuidParam(required), s.nowArg()},
 		func(row rowScanner) error {
 			var r AckResult
 			if err := row.Scan(&r.Success, &r.Error, &r.Queue, &r.Partition, &r.LeaseReleased, &r.DLQ, &r.AlreadyCommitted); err != nil {

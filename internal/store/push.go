@@ -41,7 +41,7 @@ func (s *Store) Push(ctx context.Context, items []PushItem) ([]PushResult, error
 	var out []PushResult
 	run := func() error {
 		out = out[:0]
-		return s.queryRows(ctx, sqlPush, []any{c.pairQueues, c.pairParts, c.pairOf, c.keys, c.ids, c.payloads, c.encrypted, c.subs, s.nowArg()}, func(r rowScanner) error {
+		return s.queryRows(ctx, sqlPush, []any{c.pairQueues, c.pairParts, c.pairOf, c.keys, uuidParam(c.ids), c.payloads, c.encrypted, c.subs, s.nowArg()}, func(r rowScanner) error {
 			var p pushPlan
 			if err := r.Scan(&p.i, &p.status, &p.mid, &p.pid, &p.pos, &p.qid, &p.qname, &p.pname); err != nil {
 				return err

@@ -60,8 +60,8 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 		ackItems[i], aIdx[i] = a.Ack, int32(a.Index)
 	}
 	a := ackArrays(ackItems)
-	args := []any{pIdx, c.queues, c.parts, c.keys, c.ids, c.payloads, c.encrypted, traces,
-		aIdx, a.pids, a.keys, a.groups, a.statuses, a.leases, a.errors, required, producerSub, s.nowArg(), tenant}
+	args := []any{pIdx, c.queues, c.parts, c.keys, uuidParam(c.ids), c.payloads, c.encrypted, traces,
+		aIdx, uuidParam(a.pids), a.keys, a.groups, a.statuses, uuidParam(a.leases), a.errors, uuidParam(required), producerSub, s.nowArg(), tenant}
 	var out []TxnResult
 	run := func() error {
 		out = out[:0]

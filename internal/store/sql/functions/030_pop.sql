@@ -101,10 +101,11 @@ END $$;
 -- Claims one pair for a pop: the consumer row is taken only if nobody holds it and the pair is
 -- deliverable (concepts.md §6.1); then the visible messages after the cursor, up to p_budget,
 -- are leased under p_lease_id or consumed at once (p_auto_ack). A pair found with nothing left
--- leaves the work index. Returns the delivered messages (none: not claimed).
+-- leaves the work index. Returns the delivered messages (none: not claimed). p_has_row says
+-- whether the pop's walk saw the group's consumer row on the partition.
 CREATE OR REPLACE FUNCTION qg_claim(
-    p_partition_id uuid, p_group text, p_budget integer, p_auto_ack boolean, p_lease_id uuid,
-    p_now timestamptz)
+    p_partition_id uuid, p_group text, p_has_row boolean, p_budget integer, p_auto_ack boolean,
+    p_lease_id uuid, p_now timestamptz)
 RETURNS SETOF qg_popped LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -114,6 +115,18 @@ DECLARE
     v_last bigint;
     v_next timestamptz;
 BEGIN
+    -- Concurrent pops walk the same pairs in the same order, so most claims that fail, fail
+    -- here: the row is tried first, in one statement.
+    IF p_has_row THEN
+        SELECT * INTO v_c FROM consumers c
+        WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group
+          AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= p_now)
+          AND (c.retry_not_before IS NULL OR c.retry_not_before <= p_now)
+        FOR UPDATE SKIP LOCKED;
+        IF NOT FOUND THEN
+            RETURN; -- leased, delayed, or another pop has it
+        END IF;
+    END IF;
     SELECT p.name AS pname, q.id AS qid, q.name AS qname, q.lease_time, q.delayed_processing,
            q.window_buffer, p.last_message_at, s.mode, s.subscription_timestamp AS ts
     INTO v_p
@@ -123,14 +136,13 @@ BEGIN
     IF v_p.window_buffer > 0 AND v_p.last_message_at > p_now - v_p.window_buffer * interval '1 second' THEN
         RETURN;
     END IF;
-    -- A group's first claim of a partition gives it its cursor there, placed by its
-    -- subscription (concepts.md §5.3).
-    IF NOT EXISTS (SELECT 1 FROM consumers c WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group) THEN
-        -- Concurrent pops of a group walk the same pairs in the same order; on a pair nobody
-        -- claimed yet, all but the first would queue behind its insert of the consumer row,
-        -- only to find the pair leased. The first takes this try-lock (held to its commit) and
-        -- the others move on at once. It never waits, so it adds no lock-order edge; a hash
-        -- collision only makes a pop skip a pair this once.
+    IF NOT p_has_row THEN
+        -- A group's first claim of a partition gives it its cursor there, placed by its
+        -- subscription (concepts.md §5.3). Concurrent pops reaching a pair nobody claimed yet
+        -- would all queue behind the insert of its consumer row, only to find the pair leased.
+        -- The first takes this try-lock (held to its commit) and the others move on at once. It
+        -- never waits, so it adds no lock-order edge; a hash collision only makes a pop skip a
+        -- pair this once.
         IF NOT pg_try_advisory_xact_lock(hashtext(p_group), hashtext(p_partition_id::text)) THEN
             RETURN;
         END IF;
@@ -138,27 +150,29 @@ BEGIN
         VALUES (p_partition_id, p_group, v_p.qid,
                 qg_initial_cursor(p_partition_id, coalesce(v_p.mode, 'all'), v_p.ts, false))
         ON CONFLICT DO NOTHING;
-    END IF;
-    SELECT * INTO v_c FROM consumers c
-    WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group
-      AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= p_now)
-      AND (c.retry_not_before IS NULL OR c.retry_not_before <= p_now)
-    FOR UPDATE SKIP LOCKED;
-    IF NOT FOUND THEN
-        RETURN; -- leased, delayed, or another pop has it
+        SELECT * INTO v_c FROM consumers c
+        WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group
+          AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= p_now)
+          AND (c.retry_not_before IS NULL OR c.retry_not_before <= p_now)
+        FOR UPDATE SKIP LOCKED;
+        IF NOT FOUND THEN
+            RETURN; -- created meanwhile by another pop, which holds it
+        END IF;
     END IF;
 
     -- The visible messages after the cursor, up to the budget, stopping at the first one not
     -- visible yet (§6.1): after a clock step back a later message may look older, and it must
-    -- not overtake the delayed one.
-    SELECT count(*), max(s.position) INTO v_n, v_last FROM (
-        SELECT m.position,
+    -- not overtake the delayed one. One row past the budget is read too: the first message
+    -- not in the batch, whose creation time reorders the pair in the work index.
+    SELECT count(*) FILTER (WHERE s.taken), max(s.position) FILTER (WHERE s.taken),
+           (array_agg(s.created_at ORDER BY s.position) FILTER (WHERE NOT s.taken))[1]
+    INTO v_n, v_last, v_next FROM (
+        SELECT m.position, m.created_at,
                bool_and(m.created_at <= p_now - v_p.delayed_processing * interval '1 second')
-                   OVER (ORDER BY m.position) AS visible
+                   OVER (ORDER BY m.position) AND row_number() OVER (ORDER BY m.position) <= p_budget AS taken
         FROM messages m
         WHERE m.partition_id = p_partition_id AND m.position > v_c.cursor
-        ORDER BY m.position LIMIT p_budget) s
-    WHERE s.visible;
+        ORDER BY m.position LIMIT p_budget + 1) s;
     IF v_n = 0 THEN
         PERFORM qg_clear_work(p_partition_id, p_group, v_c.cursor); -- nothing visible
         RETURN;
@@ -170,20 +184,18 @@ BEGIN
             messages_consumed = c.messages_consumed + v_n,
             batches_consumed = c.batches_consumed + 1, last_consumed_at = p_now
         WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
+        -- Reorder the pair by the message after this batch, if any. A leased batch may come
+        -- back (retry, expiry): its pair is reordered when an ack consumes it.
+        IF v_next IS NOT NULL THEN
+            UPDATE partition_work w SET next_at = v_next
+            WHERE w.partition_id = p_partition_id AND w.consumer_group = p_group;
+        END IF;
     ELSE
         UPDATE consumers c SET lease_id = p_lease_id,
             lease_expires_at = p_now + CASE v_p.lease_time WHEN 0 THEN 60 ELSE v_p.lease_time END
                                        * interval '1 second',
             batch_end = v_last
         WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
-    END IF;
-    -- Reorder the pair in the work index by the message after this batch, if any. A leased
-    -- batch may come back (retry, expiry): its pair is reordered when an ack consumes it.
-    SELECT m.created_at INTO v_next FROM messages m
-    WHERE m.partition_id = p_partition_id AND m.position > v_last ORDER BY m.position LIMIT 1;
-    IF v_next IS NOT NULL AND p_auto_ack THEN
-        UPDATE partition_work w SET next_at = v_next
-        WHERE w.partition_id = p_partition_id AND w.consumer_group = p_group;
     END IF;
 
     RETURN QUERY
@@ -211,6 +223,7 @@ DECLARE
     v_pid     uuid;
     v_cursor  bigint;
     v_drained boolean;
+    v_has_row boolean;
     v_cur     refcursor;
     v_budget  integer := p_batch;
     v_claimed integer := 0;
@@ -230,14 +243,14 @@ BEGIN
     -- consumers on few partitions do not call qg_claim for every busy pair; pairs it can see
     -- are drained (their last batch was acked) leave the index without a claim attempt.
     IF p_partition IS NOT NULL THEN
-        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0), c.cursor IS NOT NULL
             FROM partition_work w JOIN partitions p ON p.id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE p.queue_id = v_qids[1] AND p.name = p_partition AND w.consumer_group = p_group
               AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
               AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now);
     ELSIF cardinality(v_qids) = 1 THEN
-        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0), c.cursor IS NOT NULL
             FROM partition_work w JOIN partitions p ON p.id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE w.queue_id = v_qids[1] AND w.consumer_group = p_group
@@ -246,7 +259,7 @@ BEGIN
               AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now)
             ORDER BY w.next_at;
     ELSE
-        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0), c.cursor IS NOT NULL
             FROM partition_work w JOIN queues q ON q.id = w.queue_id JOIN partitions p ON p.id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE w.queue_id = ANY (v_qids) AND w.consumer_group = p_group
@@ -256,13 +269,13 @@ BEGIN
             ORDER BY q.priority DESC, w.next_at;
     END IF;
     LOOP
-        FETCH v_cur INTO v_pid, v_cursor, v_drained;
+        FETCH v_cur INTO v_pid, v_cursor, v_drained, v_has_row;
         EXIT WHEN NOT FOUND OR v_budget <= 0 OR v_claimed >= p_max_partitions;
         IF v_drained THEN
             PERFORM qg_clear_work(v_pid, p_group, v_cursor);
             CONTINUE;
         END IF;
-        RETURN QUERY SELECT * FROM qg_claim(v_pid, p_group, v_budget, p_auto_ack, p_lease_id, v_now);
+        RETURN QUERY SELECT * FROM qg_claim(v_pid, p_group, v_has_row, v_budget, p_auto_ack, p_lease_id, v_now);
         GET DIAGNOSTICS v_n = ROW_COUNT;
         IF v_n > 0 THEN
             v_budget := v_budget - v_n;

@@ -1,0 +1,38 @@
+package store
+
+import (
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// uuidParam passes ids as a binary uuid[] parameter ("" or nil: NULL). pgx cannot encode Go
+// strings as binary uuids: for every call it tried, built an error quoting the whole array,
+// and fell back to text, which PostgreSQL then parsed element by element (a tenth of the
+// broker's CPU on pushes of 100 items). A string that is not a canonical UUID keeps the
+// whole array in text form, so PostgreSQL judges it exactly as before.
+func uuidParam[S string | *string](ids []S) any {
+	if ids == nil {
+		return ids // NULL, not an empty array
+	}
+	out := make([]pgtype.UUID, len(ids))
+	for i, id := range ids {
+		var s string
+		switch v := any(id).(type) {
+		case string:
+			s = v
+		case *string:
+			if v != nil {
+				s = *v
+			}
+		}
+		if s == "" {
+			continue
+		}
+		u, err := uuid.Parse(s)
+		if err != nil || len(s) != 36 {
+			return ids
+		}
+		out[i] = pgtype.UUID{Bytes: u, Valid: true}
+	}
+	return out
+}
