@@ -103,20 +103,7 @@ func FuzzPushFastMatchesExact(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		got, ok := parsePushFast(body)
-		if !ok {
-			return
-		}
-		var raw json.RawMessage
-		if !readJSON(newDiscardWriter(), newBenchRequest(body).rewind(), &raw) {
-			t.Fatalf("parsePushFast accepted %q, readJSON refuses it", body)
-		}
-		want, msg := parsePushItems(raw)
-		if msg != "" || len(got) != len(want) || (len(got) > 0 && !reflect.DeepEqual(got, want)) {
-			t.Fatalf("%q: parsePushFast %+v; parsePushItems %+v %q", body, got, want, msg)
-		}
-	})
+	f.Fuzz(func(t *testing.T, body []byte) { checkFastMatchesExact(t, body, parsePushFast, parsePushItems) })
 }
 
 // The one-pass readers take the common bodies and leave the unusual ones to the exact path
@@ -157,18 +144,24 @@ func FuzzAckBatchFastMatchesExact(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		got, ok := parseAckBatchFast(body)
-		if !ok {
-			return
-		}
-		var raw json.RawMessage
-		if !readJSON(newDiscardWriter(), newBenchRequest(body).rewind(), &raw) {
-			t.Fatalf("parseAckBatchFast accepted %q, readJSON refuses it", body)
-		}
-		want, msg := parseAckBatch(raw)
-		if msg != "" || len(got) != len(want) || (len(got) > 0 && !reflect.DeepEqual(got, want)) {
-			t.Fatalf("%q: parseAckBatchFast %+v; parseAckBatch %+v %q", body, got, want, msg)
-		}
-	})
+	f.Fuzz(func(t *testing.T, body []byte) { checkFastMatchesExact(t, body, parseAckBatchFast, parseAckBatch) })
+}
+
+// checkFastMatchesExact requires the exact path (readJSON's checks, then exact) to accept a
+// body whenever the one-pass reader does, and to read the same elements from it.
+func checkFastMatchesExact[T any](t *testing.T, body []byte, fast func([]byte) ([]T, bool),
+	exact func(json.RawMessage) ([]T, string)) {
+	t.Helper()
+	got, ok := fast(body)
+	if !ok {
+		return
+	}
+	var raw json.RawMessage
+	if !readJSON(newDiscardWriter(), newBenchRequest(body).rewind(), &raw) {
+		t.Fatalf("the one-pass reader accepted %q, readJSON refuses it", body)
+	}
+	want, msg := exact(raw)
+	if msg != "" || len(got) != len(want) || (len(got) > 0 && !reflect.DeepEqual(got, want)) {
+		t.Fatalf("%q: one pass %+v; exact %+v %q", body, got, want, msg)
+	}
 }

@@ -115,27 +115,6 @@ DECLARE
     v_last bigint;
     v_next timestamptz;
 BEGIN
-    -- Concurrent pops walk the same pairs in the same order, so most claims that fail, fail
-    -- here: the row is tried first, in one statement.
-    IF p_has_row THEN
-        SELECT * INTO v_c FROM consumers c
-        WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group
-          AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= p_now)
-          AND (c.retry_not_before IS NULL OR c.retry_not_before <= p_now)
-        FOR UPDATE SKIP LOCKED;
-        IF NOT FOUND THEN
-            RETURN; -- leased, delayed, or another pop has it
-        END IF;
-    END IF;
-    SELECT p.name AS pname, q.id AS qid, q.name AS qname, q.lease_time, q.delayed_processing,
-           q.window_buffer, p.last_message_at, s.mode, s.subscription_timestamp AS ts
-    INTO v_p
-    FROM partitions p JOIN queues q ON q.id = p.queue_id
-    LEFT JOIN subscriptions s ON s.queue_id = q.id AND s.consumer_group = p_group
-    WHERE p.id = p_partition_id;
-    IF v_p.window_buffer > 0 AND v_p.last_message_at > p_now - v_p.window_buffer * interval '1 second' THEN
-        RETURN;
-    END IF;
     IF NOT p_has_row THEN
         -- A group's first claim of a partition gives it its cursor there, placed by its
         -- subscription (concepts.md §5.3). Concurrent pops reaching a pair nobody claimed yet
@@ -147,17 +126,30 @@ BEGIN
             RETURN;
         END IF;
         INSERT INTO consumers (partition_id, consumer_group, queue_id, cursor)
-        VALUES (p_partition_id, p_group, v_p.qid,
-                qg_initial_cursor(p_partition_id, coalesce(v_p.mode, 'all'), v_p.ts, false))
+        SELECT p.id, p_group, p.queue_id,
+               qg_initial_cursor(p.id, coalesce(s.mode, 'all'), s.subscription_timestamp, false)
+        FROM partitions p
+        LEFT JOIN subscriptions s ON s.queue_id = p.queue_id AND s.consumer_group = p_group
+        WHERE p.id = p_partition_id
         ON CONFLICT DO NOTHING;
-        SELECT * INTO v_c FROM consumers c
-        WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group
-          AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= p_now)
-          AND (c.retry_not_before IS NULL OR c.retry_not_before <= p_now)
-        FOR UPDATE SKIP LOCKED;
-        IF NOT FOUND THEN
-            RETURN; -- created meanwhile by another pop, which holds it
-        END IF;
+    END IF;
+    -- Concurrent pops walk the same pairs in the same order, so most claims that fail, fail
+    -- here, on the first statement of a claim of a known pair.
+    SELECT * INTO v_c FROM consumers c
+    WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group
+      AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= p_now)
+      AND (c.retry_not_before IS NULL OR c.retry_not_before <= p_now)
+    FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN; -- leased, delayed, or another pop has it
+    END IF;
+    SELECT p.name AS pname, q.name AS qname, q.lease_time, q.delayed_processing, q.window_buffer,
+           p.last_message_at
+    INTO v_p
+    FROM partitions p JOIN queues q ON q.id = p.queue_id
+    WHERE p.id = p_partition_id;
+    IF v_p.window_buffer > 0 AND v_p.last_message_at > p_now - v_p.window_buffer * interval '1 second' THEN
+        RETURN;
     END IF;
 
     -- The visible messages after the cursor, up to the budget, stopping at the first one not
