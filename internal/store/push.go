@@ -41,7 +41,8 @@ func (s *Store) Push(ctx context.Context, items []PushItem) ([]PushResult, error
 	var out []PushResult
 	run := func() error {
 		out = out[:0]
-		return s.queryRows(ctx, sqlPush, []any{c.pairQueues, c.pairParts, c.pairOf, c.keys, uuidParam(c.ids), c.payloads, c.encrypted, c.subs, s.nowArg()}, func(r rowScanner) error {
+		known := s.partitions.lookup(c.pairQueues, c.pairParts) // nil: resolve the names
+		err := s.queryRows(ctx, sqlPush, []any{c.pairQueues, c.pairParts, uuidParam(known), c.pairOf, c.keys, uuidParam(c.ids), c.payloads, c.encrypted, c.subs, s.nowArg()}, func(r rowScanner) error {
 			var p pushPlan
 			if err := r.Scan(&p.i, &p.status, &p.mid, &p.pid, &p.pos, &p.qid, &p.qname, &p.pname); err != nil {
 				return err
@@ -53,6 +54,17 @@ func (s *Store) Push(ctx context.Context, items []PushItem) ([]PushResult, error
 			out = append(out, PushResult{Status: status, MessageID: p.mid, PartitionID: p.pid, Queue: p.qname})
 			return nil
 		})
+		switch {
+		case err == nil && known == nil && len(out) == len(items):
+			ids := make([]string, len(c.pairQueues))
+			for i, pair := range c.pairOf {
+				ids[pair-1] = out[i].PartitionID
+			}
+			s.partitions.remember(c.pairQueues, c.pairParts, ids)
+		case pgCode(err) == codeMissingPartitions && known != nil:
+			s.partitions.forget(c.pairQueues, c.pairParts) // one was deleted: resolve them again
+		}
+		return err
 	}
 	err := s.runCreating(ctx, c.pairQueues, c.pairParts, run)
 	if err != nil {
@@ -113,7 +125,7 @@ type pushPlan struct {
 	qname, pname string
 }
 
-const sqlPush = "SELECT i, status, mid::text, pid::text, pos, qid::text, qname, pname FROM qg_push($1, $2, $3, $4, $5::uuid[], $6, $7, $8, $9)"
+const sqlPush = "SELECT i, status, mid::text, pid::text, pos, qid::text, qname, pname FROM qg_push($1, $2, $3::uuid[], $4, $5, $6::uuid[], $7, $8, $9, $10)"
 
 // pushCols are push items as the column arrays the SQL functions take. The (queue,
 // partition) names also come once per distinct pair, with each item's pair (1-based) in

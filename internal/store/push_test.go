@@ -39,3 +39,54 @@ func TestPushResolvesEachItemsPartition(t *testing.T) {
 		}
 	}
 }
+
+// A push names partitions whose ids this store remembers from earlier pushes. When one was
+// deleted meanwhile (here with its queue, possibly by another instance), the push finds it
+// missing, resolves the names again, creates the queue anew and writes there.
+func TestPushAfterItsPartitionWasDeletedWritesToTheNewOne(t *testing.T) {
+	ctx := context.Background()
+	s, other := migratedSchema(t, "push_cache"), openSchema(t, "push_cache")
+	push := func(key string) PushResult {
+		t.Helper()
+		res, err := s.Push(ctx, []PushItem{{Queue: "cached", Partition: "p", Key: key, ID: uuid.NewString(), Payload: []byte(`1`)}})
+		if err != nil || len(res) != 1 || res[0].Status != StatusQueued {
+			t.Fatalf("push %s: %v %+v", key, err, res)
+		}
+		return res[0]
+	}
+	first := push("k1")
+	if again := push("k2"); again.PartitionID != first.PartitionID {
+		t.Fatalf("same partition, ids %s then %s", first.PartitionID, again.PartitionID)
+	}
+	if existed, err := other.DeleteQueue(ctx, "cached"); err != nil || !existed {
+		t.Fatalf("delete: %v %v", existed, err)
+	}
+	recreated := push("k1") // the key is free again: the old message went with its queue
+	if recreated.PartitionID == first.PartitionID {
+		t.Fatalf("wrote to the deleted partition %s", first.PartitionID)
+	}
+	var n int
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM messages WHERE partition_id = $1", recreated.PartitionID).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("messages in the new partition: %d, %v", n, err)
+	}
+	if ids := s.partitions.lookup([]string{"cached"}, []string{"p"}); len(ids) != 1 || ids[0] != recreated.PartitionID {
+		t.Fatalf("remembered %v, want the new id %s", ids, recreated.PartitionID)
+	}
+}
+
+// The cache of partition ids starts over instead of growing past its bound.
+func TestPartitionCacheStaysBounded(t *testing.T) {
+	c := partitionCache{maxEntries: 3}
+	for i := range 10 {
+		c.remember([]string{"q"}, []string{fmt.Sprint(i)}, []string{fmt.Sprint("id", i)})
+		if len(c.ids) > 3 {
+			t.Fatalf("%d entries after %d pairs", len(c.ids), i+1)
+		}
+	}
+	if ids := c.lookup([]string{"q"}, []string{"9"}); len(ids) != 1 || ids[0] != "id9" {
+		t.Fatalf("the newest pair is not remembered: %v", ids)
+	}
+	if c.lookup([]string{"q", "q"}, []string{"9", "0"}) != nil {
+		t.Fatal("a lookup with an unknown pair must resolve all names")
+	}
+}

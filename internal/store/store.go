@@ -31,6 +31,8 @@ type Store struct {
 	timeout time.Duration
 	dsn     string
 	clock   func() time.Time // nil: the database clock decides
+	// partitions caches partition ids by name for pushes (see partitionCache).
+	partitions partitionCache
 }
 
 // Open creates the pool. It does not wait for the database to be reachable: routes answer

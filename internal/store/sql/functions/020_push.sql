@@ -140,15 +140,16 @@ END $$;
 
 -- The push route in one round trip: resolves names to partitions (raising QG001 when some do
 -- not exist yet) and writes the items. The names come once per distinct (queue, partition)
--- pair, p_pair_of giving each item's pair (1-based). One call may carry several coalesced
--- requests, so the producer identity (p_subs) is per item. Taken keys come back as 'taken'
--- with the stored id.
+-- pair, p_pair_of giving each item's pair (1-based); p_pair_ids, when the caller knows them
+-- all, are the pairs' partition ids (a deleted one raises QG001 in qg_push_items). One call
+-- may carry several coalesced requests, so the producer identity (p_subs) is per item. Taken
+-- keys come back as 'taken' with the stored id.
 CREATE OR REPLACE FUNCTION qg_push(
-    p_queues text[], p_partitions text[], p_pair_of integer[], p_keys text[], p_ids uuid[],
-    p_payloads text[], p_encrypted boolean[], p_subs text[], p_now timestamptz)
+    p_queues text[], p_partitions text[], p_pair_ids uuid[], p_pair_of integer[], p_keys text[],
+    p_ids uuid[], p_payloads text[], p_encrypted boolean[], p_subs text[], p_now timestamptz)
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
-    v_pairs uuid[] := qg_partition_ids(p_queues, p_partitions);
+    v_pairs uuid[] := coalesce(p_pair_ids, qg_partition_ids(p_queues, p_partitions));
     v_pids  uuid[];
 BEGIN
     IF array_position(v_pairs, NULL) IS NOT NULL THEN
