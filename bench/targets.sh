@@ -27,13 +27,13 @@ r = json.load(open(sys.argv[1]))
 b = r.get("baseline") or {}
 c, bc = r.get("cpu") or {}, b.get("cpu") or {}
 cpu = f'{c.get("brokerUs", 0):.1f} / {c.get("databaseUs", 0):.1f} / {c.get("generatorUs", 0):.1f} / {c.get("machineUs", 0):.1f}'
-print(f'{r["scenario"]}\t{r["msgsPerSec"]:.0f}\t{r["p99Ns"]/1e6:.1f}\t{b.get("rowsPerSec", 0):.0f}\t{r.get("ratio", 0)*100:.0f}\t{r.get("brokerPeakRssBytes", 0)/2**20:.0f}\t{cpu}\t{bc.get("machineUs", 0):.1f}')
+print(f'{r["scenario"]}\t{r["msgsPerSec"]:.0f}\t{r["p99Ns"]/1e6:.1f}\t{b.get("rowsPerSec", 0):.0f}\t{r.get("ratio", 0)*100:.0f}\t{r.get("brokerPeakRssBytes", 0)/2**20:.0f}\t{cpu}\t{bc.get("generatorUs", 0):.1f} / {bc.get("machineUs", 0):.1f}')
 PY
 }
 
 median() { sort -t$'\t' -k5 -n | awk -v n="$RUNS" 'NR==int((n+1)/2)'; }
 
-echo "| scenario | params | msgs/s | p99 ms | baseline rows/s | ratio % | peak RSS MB | CPU µs/msg: broker / PostgreSQL / load generator / machine | baseline machine µs/row |"
+echo "| scenario | params | msgs/s | p99 ms | baseline rows/s | ratio % | peak RSS MB | CPU µs/msg: broker / PostgreSQL / load generator / machine | baseline µs/row: load generator / machine |"
 echo "|---|---|---|---|---|---|---|---|---|"
 while IFS='|' read -r name args; do
 	for i in $(seq 1 "$RUNS"); do run_one "$name-$i" $args -duration 10s; done | tee -a "$OUT/runs.tsv" | median |
