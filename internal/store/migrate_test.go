@@ -30,9 +30,11 @@ func openSchema(t *testing.T, schema string) *Store {
 	return s
 }
 
-// migratedSchema is openSchema with the schema migrated.
+// migratedSchema is openSchema on a new schema, migrated. (A schema of an earlier run of the
+// test, under -count, is dropped first.)
 func migratedSchema(t *testing.T, schema string) *Store {
 	t.Helper()
+	dropSchema(t, schema)
 	s := openSchema(t, schema)
 	if err := s.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
@@ -40,9 +42,22 @@ func migratedSchema(t *testing.T, schema string) *Store {
 	return s
 }
 
+func dropSchema(t *testing.T, schema string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), testDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+quoteIdent(schema)+" CASCADE"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Brokers starting together apply each migration once and all come up.
 func TestMigrateConcurrentStartsApplyOnce(t *testing.T) {
 	const brokers = 6
+	dropSchema(t, "concurrent_start")
 	var wg sync.WaitGroup
 	errs := make([]error, brokers)
 	for i := range brokers {
@@ -80,10 +95,7 @@ func TestMigrateConcurrentStartsApplyOnce(t *testing.T) {
 
 // A database migrated by a newer binary stops an older one instead of being misused.
 func TestMigrateRefusesANewerSchema(t *testing.T) {
-	s := openSchema(t, "newer_schema")
-	if err := s.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	s := migratedSchema(t, "newer_schema")
 	conn, err := pgx.Connect(context.Background(), testDSN)
 	if err != nil {
 		t.Fatal(err)

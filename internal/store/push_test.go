@@ -46,9 +46,10 @@ func TestPushResolvesEachItemsPartition(t *testing.T) {
 func TestPushAfterItsPartitionWasDeletedWritesToTheNewOne(t *testing.T) {
 	ctx := context.Background()
 	s, other := migratedSchema(t, "push_cache"), openSchema(t, "push_cache")
+	const queue = "cached"
 	push := func(key string) PushResult {
 		t.Helper()
-		res, err := s.Push(ctx, []PushItem{{Queue: "cached", Partition: "p", Key: key, ID: uuid.NewString(), Payload: []byte(`1`)}})
+		res, err := s.Push(ctx, []PushItem{{Queue: queue, Partition: "p", Key: key, ID: uuid.NewString(), Payload: []byte(`1`)}})
 		if err != nil || len(res) != 1 || res[0].Status != StatusQueued {
 			t.Fatalf("push %s: %v %+v", key, err, res)
 		}
@@ -58,7 +59,7 @@ func TestPushAfterItsPartitionWasDeletedWritesToTheNewOne(t *testing.T) {
 	if again := push("k2"); again.PartitionID != first.PartitionID {
 		t.Fatalf("same partition, ids %s then %s", first.PartitionID, again.PartitionID)
 	}
-	if existed, err := other.DeleteQueue(ctx, "cached"); err != nil || !existed {
+	if existed, err := other.DeleteQueue(ctx, queue); err != nil || !existed {
 		t.Fatalf("delete: %v %v", existed, err)
 	}
 	recreated := push("k1") // the key is free again: the old message went with its queue
@@ -69,7 +70,7 @@ func TestPushAfterItsPartitionWasDeletedWritesToTheNewOne(t *testing.T) {
 	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM messages WHERE partition_id = $1", recreated.PartitionID).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("messages in the new partition: %d, %v", n, err)
 	}
-	if ids := s.partitions.lookup([]string{"cached"}, []string{"p"}); len(ids) != 1 || ids[0] != recreated.PartitionID {
+	if ids := s.partitions.lookup([]string{queue}, []string{"p"}); len(ids) != 1 || ids[0] != recreated.PartitionID {
 		t.Fatalf("remembered %v, want the new id %s", ids, recreated.PartitionID)
 	}
 }
