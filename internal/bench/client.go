@@ -60,13 +60,19 @@ func (c *apiClient) call(ctx context.Context, method, path string, body []byte, 
 		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, data)
 	}
 	if out != nil && len(data) > 0 {
-		if p, ok := out.(*popAnswer); ok {
-			err = decodePop(data, p)
+		if d, ok := out.(bodyDecoder); ok {
+			err = d.decodeBody(data)
 		} else {
 			err = json.Unmarshal(data, out)
 		}
 	}
 	return resp.StatusCode, err
+}
+
+// bodyDecoder is an answer type with its own reader, which call uses instead of
+// encoding/json (json.Unmarshaler would still validate the whole body first).
+type bodyDecoder interface {
+	decodeBody(data []byte) error
 }
 
 // popAnswer is what a consumer needs of a pop answer (read by decodePop).

@@ -13,6 +13,8 @@ import (
 // escaped or not ASCII are not matched (encoding/json would unescape and case-fold them);
 // FuzzDecodePop checks the rest against encoding/json.
 
+func (p *popAnswer) decodeBody(data []byte) error { return decodePop(data, p) }
+
 // decodePop reads a pop answer: the lease id and each message's ids, partition and data.
 func decodePop(data []byte, out *popAnswer) error {
 	r := jsonread.New(data)

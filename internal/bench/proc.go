@@ -11,23 +11,22 @@ import (
 // clockTicks is USER_HZ, the unit of utime/stime in /proc/<pid>/stat on Linux.
 const clockTicks = 100
 
-// procSampler reads a process's CPU time and RSS from /proc while a scenario runs.
+// procSampler reads a process's RSS from /proc while a scenario runs (its CPU time comes
+// from the cpuSnapshot around the phase).
 type procSampler struct {
 	pid     int
-	cpu0    float64
 	peakRSS int64
 	stop    chan struct{}
 	done    chan struct{}
 }
 
-// startSampler begins sampling pid every 100 ms; pid 0 samples nothing.
+// startSampler begins sampling pid's RSS every 100 ms; pid 0 samples nothing.
 func startSampler(ctx context.Context, pid int) *procSampler {
 	s := &procSampler{pid: pid, stop: make(chan struct{}), done: make(chan struct{})}
 	if pid == 0 {
 		close(s.done)
 		return s
 	}
-	s.cpu0 = cpuSeconds(pid)
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(100 * time.Millisecond)
@@ -46,14 +45,14 @@ func startSampler(ctx context.Context, pid int) *procSampler {
 	return s
 }
 
-// finish stops sampling and returns the CPU seconds used and the peak RSS seen.
-func (s *procSampler) finish() (cpu float64, peakRSS int64) {
+// finish stops sampling and returns the peak RSS seen.
+func (s *procSampler) finish() (peakRSS int64) {
 	if s.pid == 0 {
-		return 0, 0
+		return 0
 	}
 	close(s.stop)
 	<-s.done
-	return cpuSeconds(s.pid) - s.cpu0, max(s.peakRSS, rssBytes(s.pid))
+	return max(s.peakRSS, rssBytes(s.pid))
 }
 
 func cpuSeconds(pid int) float64 {

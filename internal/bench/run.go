@@ -70,7 +70,8 @@ type runner struct {
 }
 
 // measure runs work on n goroutines until the duration passes or done reports true, with a
-// live progress line, and returns the recording with the broker's CPU and peak RSS.
+// live progress line, and returns the recording with the CPU spent per side and the broker's
+// peak RSS.
 func (r *runner) measure(ctx context.Context, name string, n int, done func(*recorder) bool,
 	work func(ctx context.Context, worker int, rec *recorder) error) Result {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Duration)
@@ -98,7 +99,7 @@ func (r *runner) measure(ctx context.Context, name string, n int, done func(*rec
 	stopProgress()
 	res := rec.result(name, r.cfg.params(), elapsed)
 	res.CPU = cpu1.costSince(cpu0, float64(res.Messages))
-	res.CPUSeconds, res.PeakRSSBytes = sampler.finish()
+	res.CPUSeconds, res.PeakRSSBytes = cpu1.broker-cpu0.broker, sampler.finish()
 	return res
 }
 

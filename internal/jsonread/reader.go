@@ -68,7 +68,7 @@ func (r *Reader) Err() error {
 
 // End reports whether only white space is left.
 func (r *Reader) End() error {
-	if r.SkipSpace() != len(r.b) {
+	if r.skipSpace() != len(r.b) {
 		return ErrSyntax
 	}
 	return nil
@@ -93,8 +93,8 @@ func (r *Reader) Key() (key []byte, plain bool, err error) {
 	return key, plain, nil
 }
 
-// SkipSpace moves past white space and returns the position reached.
-func (r *Reader) SkipSpace() int {
+// skipSpace moves past white space and returns the position reached.
+func (r *Reader) skipSpace() int {
 	for r.i < len(r.b) {
 		switch r.b[r.i] {
 		case ' ', '\t', '\n', '\r':
@@ -108,7 +108,7 @@ func (r *Reader) SkipSpace() int {
 
 // Next reports the next non-space byte without consuming it (0 at the end).
 func (r *Reader) Next() byte {
-	if r.SkipSpace() == len(r.b) {
+	if r.skipSpace() == len(r.b) {
 		return 0
 	}
 	return r.b[r.i]
@@ -122,7 +122,7 @@ func (r *Reader) Null() bool {
 // Raw consumes one value and returns its text, without the space around it: what
 // encoding/json stores in a json.RawMessage, but sharing the reader's buffer.
 func (r *Reader) Raw() ([]byte, error) {
-	from := r.SkipSpace()
+	from := r.skipSpace()
 	if err := r.Skip(); err != nil {
 		return nil, err
 	}
@@ -130,16 +130,12 @@ func (r *Reader) Raw() ([]byte, error) {
 }
 
 // StringOrNull reads a string into dst; null leaves dst as it is, as encoding/json does.
+// Plain ASCII is copied as it is; a string with escapes or other bytes goes through
+// encoding/json, so both decode it alike (escapes, invalid UTF-8).
 func (r *Reader) StringOrNull(dst *string) error {
 	if r.Null() {
 		return nil
 	}
-	return r.String(dst)
-}
-
-// String reads a string. Plain ASCII is copied as it is; a string with escapes or other
-// bytes goes through encoding/json, so both decode it alike (escapes, invalid UTF-8).
-func (r *Reader) String(dst *string) error {
 	from, plain, err := r.stringEnd()
 	if err != nil {
 		return err
