@@ -13,14 +13,8 @@ type PushItem struct {
 	Payload                         []byte // JSON text
 }
 
-// PushOutcome pairs a result with the key actually used.
-type PushOutcome struct {
-	PushResult
-	TransactionID string
-}
-
 // push writes items in one transaction and wakes parked pops of the written queues.
-func (b *Broker) push(ctx context.Context, items []PushItem, producerSub *string) ([]PushOutcome, error) {
+func (b *Broker) push(ctx context.Context, items []PushItem, producerSub *string) ([]PushResult, error) {
 	rows := make([]store.PushItem, len(items))
 	ptrs := make([]*store.PushItem, len(items))
 	for i, it := range items {
@@ -35,10 +29,11 @@ func (b *Broker) push(ctx context.Context, items []PushItem, producerSub *string
 	if err != nil {
 		return nil, err
 	}
-	out := make([]PushOutcome, len(res))
+	out := make([]PushResult, len(res))
 	var written queueSet
 	for i, r := range res {
-		out[i] = PushOutcome{PushResult: r, TransactionID: rows[i].Key}
+		r.TransactionID = rows[i].Key
+		out[i] = r
 		if r.Status == store.StatusQueued {
 			written.add(r.Queue)
 		}

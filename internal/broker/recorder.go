@@ -10,7 +10,7 @@ import (
 // implementation must be cheap and safe for concurrent use. Config.Recorder nil records
 // nothing. took is the operation's wall time; for a long-polling pop it includes the wait.
 type Recorder interface {
-	Pushed(items []PushItem, out []PushOutcome, took time.Duration, err error)
+	Pushed(items []PushItem, out []PushResult, took time.Duration, err error)
 	Popped(req PopRequest, res PopResult, took time.Duration, err error)
 	Acked(items []AckItem, res []AckResult, took time.Duration, err error)
 	Transacted(entries []TxnEntry, out TxnOutcome, took time.Duration, err error)
@@ -18,7 +18,7 @@ type Recorder interface {
 
 type nopRecorder struct{}
 
-func (nopRecorder) Pushed([]PushItem, []PushOutcome, time.Duration, error)  {}
+func (nopRecorder) Pushed([]PushItem, []PushResult, time.Duration, error)  {}
 func (nopRecorder) Popped(PopRequest, PopResult, time.Duration, error)      {}
 func (nopRecorder) Acked([]AckItem, []AckResult, time.Duration, error)      {}
 func (nopRecorder) Transacted([]TxnEntry, TxnOutcome, time.Duration, error) {}
@@ -26,7 +26,7 @@ func (nopRecorder) Transacted([]TxnEntry, TxnOutcome, time.Duration, error) {}
 // The exported operations time the unexported ones that do the work and tell the recorder.
 
 // Push writes items in one transaction and wakes parked pops of the written queues.
-func (b *Broker) Push(ctx context.Context, items []PushItem, producerSub *string) ([]PushOutcome, error) {
+func (b *Broker) Push(ctx context.Context, items []PushItem, producerSub *string) ([]PushResult, error) {
 	start := time.Now()
 	out, err := b.push(ctx, items, producerSub)
 	b.cfg.Recorder.Pushed(items, out, time.Since(start), err)

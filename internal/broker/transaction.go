@@ -19,14 +19,7 @@ type TxnEntry struct {
 type TxnOutcome struct {
 	ID       string
 	Rollback string
-	Results  []TxnResult
-}
-
-// TxnResult is one committed entry with its transactionId: the key a push used, or the
-// acked message's.
-type TxnResult struct {
-	store.TxnResult
-	TransactionID string
+	Results  []store.TxnResult
 }
 
 // transaction applies the entries in one database transaction (transaction.md §3). A
@@ -72,11 +65,11 @@ func (b *Broker) transaction(ctx context.Context, entries []TxnEntry, requiredLe
 	if err != nil {
 		return out, err
 	}
-	out.Results = make([]TxnResult, len(res))
+	out.Results = res
 	var written queueSet
 	var rel releases
 	for i, r := range res {
-		out.Results[i] = TxnResult{TxnResult: r, TransactionID: keys[r.Index]}
+		out.Results[i].TransactionID = keys[r.Index]
 		switch {
 		case r.Kind == "push" && !r.Duplicate:
 			written.add(r.Queue)

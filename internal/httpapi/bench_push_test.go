@@ -49,10 +49,10 @@ func BenchmarkPushEncode(b *testing.B) {
 			if msg != "" {
 				b.Fatal(msg)
 			}
-			res := make([]broker.PushOutcome, n)
+			res := make([]broker.PushResult, n)
 			for i := range res {
-				res[i] = broker.PushOutcome{TransactionID: items[i].TransactionID, PushResult: store.PushResult{
-					Status: store.StatusQueued, MessageID: benchUUID(i + n), PartitionID: benchUUID(i % 10)}}
+				res[i] = store.PushResult{TransactionID: items[i].TransactionID,
+					Status: store.StatusQueued, MessageID: benchUUID(i + n), PartitionID: benchUUID(i % 10)}
 			}
 			benchEncode(b, func() any { return pushAnswer(items, res) })
 		})

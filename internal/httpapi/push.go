@@ -51,7 +51,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 }
 
 // pushAnswer is the push answer body: one entry per item, in request order.
-func pushAnswer(items []broker.PushItem, res []broker.PushOutcome) []pushResultJSON {
+func pushAnswer(items []broker.PushItem, res []broker.PushResult) []pushResultJSON {
 	out := make([]pushResultJSON, len(res))
 	for i, o := range res {
 		e := pushResultJSON{Index: i, TransactionID: o.TransactionID, Status: o.Status, QueueName: items[i].Queue}

@@ -122,7 +122,7 @@ func (c *Collector) Request() {
 }
 
 // Pushed implements broker.Recorder.
-func (c *Collector) Pushed(items []broker.PushItem, out []broker.PushOutcome, took time.Duration, err error) {
+func (c *Collector) Pushed(items []broker.PushItem, out []broker.PushResult, took time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()

@@ -31,6 +31,9 @@ type PushResult struct {
 	MessageID   string // the stored message (queued) or the one holding the key (duplicate)
 	PartitionID string
 	Queue       string
+	// TransactionID is the key the item was written under: the producer's, or the minted
+	// message id when it gave none. The broker fills it in.
+	TransactionID string
 }
 
 // Push writes items in one database transaction (data-api.md §2.2): taken keys report

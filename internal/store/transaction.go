@@ -32,6 +32,8 @@ type TxnResult struct {
 	DLQ              bool
 	AlreadyCommitted bool
 	LeaseReleased    bool // ack: the pair holds no live lease afterwards
+	// TransactionID is the key a push used, or the acked message's. The broker fills it in.
+	TransactionID string
 }
 
 // RollbackError is a transaction the database rolled back; Message is the spec's error text
