@@ -20,6 +20,7 @@ import (
 	"github.com/queen-go/queen/internal/embeddedpg"
 	"github.com/queen-go/queen/internal/encryption"
 	"github.com/queen-go/queen/internal/httpapi"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
 )
@@ -150,7 +151,7 @@ func startEmbedded(ctx context.Context, cfg config.Config, log *slog.Logger) (*e
 // background as soon as it does.
 func migrateWhenReachable(ctx context.Context, st *store.Store, log *slog.Logger) error {
 	err := st.Migrate(ctx)
-	if err == nil || !errors.Is(err, store.ErrUnavailable) {
+	if err == nil || !errors.Is(err, mq.ErrUnavailable) {
 		return err
 	}
 	log.Warn("database unreachable at startup; serving and retrying the migration", "err", err)
@@ -160,7 +161,7 @@ func migrateWhenReachable(ctx context.Context, st *store.Store, log *slog.Logger
 			if err := st.Migrate(ctx); err == nil {
 				log.Info("database reachable; schema applied")
 				return
-			} else if !errors.Is(err, store.ErrUnavailable) {
+			} else if !errors.Is(err, mq.ErrUnavailable) {
 				log.Error("migration failed", "err", err)
 				return
 			}

@@ -4,29 +4,14 @@ import (
 	"context"
 	"time"
 
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/waiter"
 )
 
-// NormalizeStatus maps a client's status to completed, failed, retry or dlq (concepts.md §8.1):
-// absent → completed, "success" → completed, anything unknown → failed.
-func NormalizeStatus(status *string) string {
-	if status == nil {
-		return store.AckCompleted
-	}
-	switch *status {
-	case "completed", "success":
-		return store.AckCompleted
-	case store.AckRetry, store.AckDLQ:
-		return *status
-	}
-	return store.AckFailed
-}
-
 // ack evaluates and applies acknowledgements in one transaction. Items must carry
 // normalised statuses and a group.
-func (b *Broker) ack(ctx context.Context, items []AckItem) ([]AckResult, error) {
-	canon := make([]AckItem, len(items))
+func (b *Broker) ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, error) {
+	canon := make([]mq.AckItem, len(items))
 	for i, it := range items {
 		canon[i] = canonicalAck(it)
 	}
@@ -58,9 +43,9 @@ func (s *queueSet) add(q string) {
 
 // canonicalAck makes a client's ids comparable: a partitionId that is not a UUID names no
 // partition (""), a malformed leaseId names no live lease.
-func canonicalAck(a AckItem) AckItem {
-	a.PartitionID = CanonicalUUID(a.PartitionID)
-	a.LeaseID = LeaseRef(a.LeaseID)
+func canonicalAck(a mq.AckItem) mq.AckItem {
+	a.PartitionID = mq.CanonicalUUID(a.PartitionID)
+	a.LeaseID = mq.LeaseRef(a.LeaseID)
 	return a
 }
 

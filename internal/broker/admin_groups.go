@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/waiter"
 )
 
@@ -13,17 +13,17 @@ import (
 // on every other one, since a seek back or a cleared lease makes messages deliverable again.
 
 // ConsumerGroups lists every (group, queue) pair, queue mode included.
-func (b *Broker) ConsumerGroups(ctx context.Context) ([]store.GroupSummary, error) {
+func (b *Broker) ConsumerGroups(ctx context.Context) ([]mq.GroupSummary, error) {
 	return b.store.ConsumerGroups(ctx)
 }
 
 // LaggingPairs lists the (partition, group) pairs at least minLag seconds behind.
-func (b *Broker) LaggingPairs(ctx context.Context, minLag int64) ([]store.PairLag, error) {
+func (b *Broker) LaggingPairs(ctx context.Context, minLag int64) ([]mq.PairLag, error) {
 	return b.store.LaggingPairs(ctx, minLag)
 }
 
 // ConsumerGroupPairs lists one group's cursors on every queue; none means an unknown group.
-func (b *Broker) ConsumerGroupPairs(ctx context.Context, group string) ([]store.PairLag, error) {
+func (b *Broker) ConsumerGroupPairs(ctx context.Context, group string) ([]mq.PairLag, error) {
 	return b.store.ConsumerGroupPairs(ctx, group)
 }
 

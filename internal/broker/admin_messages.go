@@ -3,7 +3,7 @@ package broker
 import (
 	"context"
 
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Admin access to stored messages, DLQ entries and trace records (admin-api.md §2-§4).
@@ -11,16 +11,16 @@ import (
 // lookups by it find nothing without asking the database.
 
 // ListMessages returns a page of stored messages, newest first.
-func (b *Broker) ListMessages(ctx context.Context, f store.MessageFilter) ([]store.ListedMessage, error) {
+func (b *Broker) ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.ListedMessage, error) {
 	return b.store.ListMessages(ctx, f)
 }
 
 // MessageDetail returns one message with its payload decrypted; found is false when there is
 // no such message.
-func (b *Broker) MessageDetail(ctx context.Context, partitionID, transactionID string) (store.MessageDetail, bool, error) {
-	pid := CanonicalUUID(partitionID)
+func (b *Broker) MessageDetail(ctx context.Context, partitionID, transactionID string) (mq.MessageDetail, bool, error) {
+	pid := mq.CanonicalUUID(partitionID)
 	if pid == "" {
-		return store.MessageDetail{}, false, nil
+		return mq.MessageDetail{}, false, nil
 	}
 	d, found, err := b.store.MessageDetail(ctx, pid, transactionID)
 	if found {
@@ -32,7 +32,7 @@ func (b *Broker) MessageDetail(ctx context.Context, partitionID, transactionID s
 // DeleteMessage removes a message, its trace records and DLQ entries; its key stays taken
 // until its dedup window ends. found is false when there was no such message.
 func (b *Broker) DeleteMessage(ctx context.Context, partitionID, transactionID string) (bool, error) {
-	pid := CanonicalUUID(partitionID)
+	pid := mq.CanonicalUUID(partitionID)
 	if pid == "" {
 		return false, nil
 	}
@@ -40,7 +40,7 @@ func (b *Broker) DeleteMessage(ctx context.Context, partitionID, transactionID s
 }
 
 // ListDLQ returns a page of DLQ entries with decrypted payloads, and the total matching.
-func (b *Broker) ListDLQ(ctx context.Context, f store.DLQFilter) ([]store.DLQEntry, int64, error) {
+func (b *Broker) ListDLQ(ctx context.Context, f mq.DLQFilter) ([]mq.DLQEntry, int64, error) {
 	entries, total, err := b.store.ListDLQ(ctx, f)
 	for i := range entries {
 		e := &entries[i]
@@ -51,8 +51,8 @@ func (b *Broker) ListDLQ(ctx context.Context, f store.DLQFilter) ([]store.DLQEnt
 
 // AddTrace stores a trace record under a fresh UUIDv7 and returns that id; found is false
 // when the message does not exist.
-func (b *Broker) AddTrace(ctx context.Context, t store.TraceRecord) (id string, found bool, err error) {
-	t.PartitionID = CanonicalUUID(t.PartitionID)
+func (b *Broker) AddTrace(ctx context.Context, t mq.TraceRecord) (id string, found bool, err error) {
+	t.PartitionID = mq.CanonicalUUID(t.PartitionID)
 	if t.PartitionID == "" {
 		return "", false, nil
 	}
@@ -62,8 +62,8 @@ func (b *Broker) AddTrace(ctx context.Context, t store.TraceRecord) (id string, 
 }
 
 // MessageTraces lists a message's trace records, oldest first (none for an unknown message).
-func (b *Broker) MessageTraces(ctx context.Context, partitionID, transactionID string) ([]store.Trace, error) {
-	pid := CanonicalUUID(partitionID)
+func (b *Broker) MessageTraces(ctx context.Context, partitionID, transactionID string) ([]mq.Trace, error) {
+	pid := mq.CanonicalUUID(partitionID)
 	if pid == "" {
 		return nil, nil
 	}
@@ -71,7 +71,7 @@ func (b *Broker) MessageTraces(ctx context.Context, partitionID, transactionID s
 }
 
 // TracesByName returns a page of the records carrying name, with decrypted message payloads.
-func (b *Broker) TracesByName(ctx context.Context, name string, p store.Page) ([]store.NamedTrace, int64, error) {
+func (b *Broker) TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.NamedTrace, int64, error) {
 	traces, total, err := b.store.TracesByName(ctx, name, p)
 	for i := range traces {
 		t := &traces[i]
@@ -83,6 +83,6 @@ func (b *Broker) TracesByName(ctx context.Context, name string, p store.Page) ([
 }
 
 // TraceNames returns a page of trace names, most recently seen first, and how many exist.
-func (b *Broker) TraceNames(ctx context.Context, p store.Page) ([]store.TraceName, int64, error) {
+func (b *Broker) TraceNames(ctx context.Context, p mq.Page) ([]mq.TraceName, int64, error) {
 	return b.store.TraceNames(ctx, p)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -16,10 +17,10 @@ import (
 type fakeWriter struct {
 	delay time.Duration
 	calls atomic.Int64
-	res   []store.PushResult
+	res   []mq.PushResult
 }
 
-func (w *fakeWriter) write(_ context.Context, items []store.PushItem) ([]store.PushResult, error) {
+func (w *fakeWriter) write(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
 	w.calls.Add(1)
 	if w.delay > 0 {
 		time.Sleep(w.delay)
@@ -37,7 +38,7 @@ func BenchmarkCoalescer(b *testing.B) {
 	for _, n := range []int{1, 100} {
 		for _, delay := range []time.Duration{0, time.Millisecond} {
 			b.Run(fmt.Sprintf("items=%d/write=%v", n, delay), func(b *testing.B) {
-				w := &fakeWriter{delay: delay, res: make([]store.PushResult, maxItems)}
+				w := &fakeWriter{delay: delay, res: make([]mq.PushResult, maxItems)}
 				c := &coalescer{write: w.write, maxItems: maxItems, maxInflight: maxInflight, timeout: time.Minute}
 				var producers atomic.Int64
 				b.ReportAllocs()
@@ -45,10 +46,10 @@ func BenchmarkCoalescer(b *testing.B) {
 				b.RunParallel(func(pb *testing.PB) {
 					// Each goroutine is a producer of its own partition, so requests spread
 					// over the coalescer's lanes as distinct partitions do.
-					req := make([]store.PushItem, n)
+					req := make([]store.PushRow, n)
 					part := fmt.Sprint("customer-", producers.Add(1))
 					for i := range req {
-						req[i] = store.PushItem{Queue: "orders", Partition: part}
+						req[i] = store.PushRow{Queue: "orders", Partition: part}
 					}
 					for pb.Next() {
 						if res, err := c.submit(context.Background(), req); err != nil || len(res) != n {

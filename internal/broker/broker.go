@@ -15,26 +15,6 @@ import (
 	"github.com/queen-go/queen/internal/waiter"
 )
 
-// QueueMode is the consumer group of requests that name none.
-const QueueMode = "__QUEUE_MODE__"
-
-// ErrUnavailable is returned when the database cannot be reached or refused the work.
-var ErrUnavailable = store.ErrUnavailable
-
-// Domain types shared with the store.
-type (
-	// Message is one delivered message.
-	Message = store.Message
-	// PushResult is the outcome of one pushed item.
-	PushResult = store.PushResult
-	// AckItem is one acknowledgement.
-	AckItem = store.AckItem
-	// AckResult is the verdict on one acknowledgement.
-	AckResult = store.AckResult
-	// QueueOptions are the 16 options of a queue.
-	QueueOptions = store.QueueOptions
-)
-
 // Config holds the broker's defaults and long-poll tuning.
 type Config struct {
 	DefaultSubscriptionMode string        // "", all, new or new-only

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -25,7 +26,7 @@ import (
 // ordered by arrival. A call that fails for a reason other than an unavailable database is
 // retried request by request, so one bad request never fails the others.
 type coalescer struct {
-	write       func(context.Context, []store.PushItem) ([]store.PushResult, error)
+	write       func(context.Context, []store.PushRow) ([]mq.PushResult, error)
 	maxItems    int           // items per database call
 	maxInflight int           // lanes, so concurrent database calls
 	timeout     time.Duration // bound on one call, independent of any one client
@@ -42,17 +43,17 @@ type lane struct {
 }
 
 type pushJob struct {
-	items []store.PushItem
+	items []store.PushRow
 	done  chan pushDone
 }
 
 type pushDone struct {
-	res []store.PushResult
+	res []mq.PushResult
 	err error
 }
 
 // submit writes items as part of their lane's next flush and returns their results.
-func (c *coalescer) submit(ctx context.Context, items []store.PushItem) ([]store.PushResult, error) {
+func (c *coalescer) submit(ctx context.Context, items []store.PushRow) ([]mq.PushResult, error) {
 	job := &pushJob{items: items, done: make(chan pushDone, 1)}
 	l := c.laneFor(items)
 	l.mu.Lock()
@@ -72,7 +73,7 @@ func (c *coalescer) submit(ctx context.Context, items []store.PushItem) ([]store
 }
 
 // laneFor picks the lane of a request by the partition of its first item.
-func (c *coalescer) laneFor(items []store.PushItem) *lane {
+func (c *coalescer) laneFor(items []store.PushRow) *lane {
 	c.once.Do(func() {
 		c.lanes = make([]*lane, max(c.maxInflight, 1))
 		for i := range c.lanes {
@@ -127,7 +128,7 @@ func (c *coalescer) flush(jobs []*pushJob) {
 	}
 	// Sized up front: grown by append, a call of many large requests allocated about twice
 	// its items in discarded copies.
-	all := make([]store.PushItem, 0, n)
+	all := make([]store.PushRow, 0, n)
 	for _, j := range jobs {
 		all = append(all, j.items...)
 	}
@@ -137,7 +138,7 @@ func (c *coalescer) flush(jobs []*pushJob) {
 		// The call committed but its answer cannot be split: never write it again.
 		err = fmt.Errorf("push returned %d results for %d items", len(res), len(all))
 		fallthrough
-	case errors.Is(err, ErrUnavailable):
+	case errors.Is(err, mq.ErrUnavailable):
 		for _, j := range jobs {
 			j.done <- pushDone{err: err}
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -20,27 +21,27 @@ type recordingWriter struct {
 	gate  chan struct{} // when set, calls wait on it, so requests pile up behind a busy flusher
 }
 
-func (w *recordingWriter) write(_ context.Context, items []store.PushItem) ([]store.PushResult, error) {
+func (w *recordingWriter) write(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
 	if w.gate != nil {
 		<-w.gate
 	}
 	w.mu.Lock()
 	w.calls = append(w.calls, len(items))
 	w.mu.Unlock()
-	out := make([]store.PushResult, len(items))
+	out := make([]mq.PushResult, len(items))
 	for i, it := range items {
 		if it.Key == "bad" {
 			return nil, errors.New("invalid input syntax for type json")
 		}
-		out[i] = store.PushResult{Status: store.StatusQueued, MessageID: it.Key}
+		out[i] = mq.PushResult{Status: mq.StatusQueued, MessageID: it.Key}
 	}
 	return out, nil
 }
 
-func items(keys ...string) []store.PushItem {
-	out := make([]store.PushItem, len(keys))
+func items(keys ...string) []store.PushRow {
+	out := make([]store.PushRow, len(keys))
 	for i, k := range keys {
-		out[i] = store.PushItem{Key: k}
+		out[i] = store.PushRow{Key: k}
 	}
 	return out
 }
@@ -49,7 +50,7 @@ func TestCoalescerMergesConcurrentRequestsAndSplitsResults(t *testing.T) {
 	w := &recordingWriter{gate: make(chan struct{})}
 	c := &coalescer{write: w.write, maxItems: 1000, maxInflight: 1, timeout: time.Second}
 	var wg sync.WaitGroup
-	results := make([][]store.PushResult, 20)
+	results := make([][]mq.PushResult, 20)
 	for r := range results {
 		wg.Add(1)
 		go func() {
@@ -141,8 +142,8 @@ func TestCoalescerSpreadsPartitionsOverLanes(t *testing.T) {
 	c := &coalescer{maxInflight: 8}
 	seen := map[*lane]bool{}
 	for p := 0; p < 64; p++ {
-		l := c.laneFor([]store.PushItem{{Queue: "q", Partition: fmt.Sprint("p", p)}})
-		if c.laneFor([]store.PushItem{{Queue: "q", Partition: fmt.Sprint("p", p)}}) != l {
+		l := c.laneFor([]store.PushRow{{Queue: "q", Partition: fmt.Sprint("p", p)}})
+		if c.laneFor([]store.PushRow{{Queue: "q", Partition: fmt.Sprint("p", p)}}) != l {
 			t.Fatal("one partition must always map to one lane")
 		}
 		seen[l] = true
@@ -157,10 +158,10 @@ func TestCoalescerSpreadsPartitionsOverLanes(t *testing.T) {
 func TestCoalescerNeverRewritesACommittedCall(t *testing.T) {
 	var calls atomic.Int32
 	gate := make(chan struct{})
-	short := func(_ context.Context, items []store.PushItem) ([]store.PushResult, error) {
+	short := func(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
 		<-gate
 		calls.Add(1)
-		return make([]store.PushResult, len(items)-1), nil
+		return make([]mq.PushResult, len(items)-1), nil
 	}
 	c := &coalescer{write: short, maxItems: 1000, maxInflight: 1, timeout: time.Second}
 	var wg sync.WaitGroup

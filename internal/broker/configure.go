@@ -1,11 +1,15 @@
 package broker
 
-import "context"
+import (
+	"context"
+
+	"github.com/queen-go/queen/internal/mq"
+)
 
 // Configure creates or replaces a queue's configuration. Empty namespace/task are derived
 // from the name.
-func (b *Broker) Configure(ctx context.Context, name string, namespace, task *string, opts QueueOptions) (queueID, partitionID, ns, tk string, err error) {
-	ns, tk = DeriveLabels(name)
+func (b *Broker) Configure(ctx context.Context, name string, namespace, task *string, opts mq.QueueOptions) (queueID, partitionID, ns, tk string, err error) {
+	ns, tk = mq.DeriveLabels(name)
 	if namespace != nil {
 		ns = *namespace
 	}

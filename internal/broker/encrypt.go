@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/encryption"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -27,7 +28,7 @@ type sealFlag struct {
 }
 
 // seal replaces the payloads of items bound for encrypted queues by their envelopes.
-func (b *Broker) seal(ctx context.Context, items []*store.PushItem) error {
+func (b *Broker) seal(ctx context.Context, items []*store.PushRow) error {
 	s := &b.sealer
 	if s.key == nil || len(items) == 0 {
 		return nil
@@ -49,7 +50,7 @@ func (b *Broker) seal(ctx context.Context, items []*store.PushItem) error {
 	return nil
 }
 
-func (s *sealer) lookup(ctx context.Context, st *store.Store, items []*store.PushItem) (map[string]bool, error) {
+func (s *sealer) lookup(ctx context.Context, st *store.Store, items []*store.PushRow) (map[string]bool, error) {
 	now := time.Now()
 	out := map[string]bool{}
 	var missing []string
@@ -92,7 +93,7 @@ func (s *sealer) forget(queue string) {
 }
 
 // open decrypts the delivered messages that are flagged encrypted.
-func (b *Broker) open(msgs []Message) {
+func (b *Broker) open(msgs []mq.Message) {
 	for i := range msgs {
 		m := &msgs[i]
 		m.Payload = b.openPayload(m.ID, m.Payload, m.Encrypted)

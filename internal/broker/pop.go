@@ -5,38 +5,17 @@ import (
 	"errors"
 	"time"
 
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
 )
 
-// PopRequest is a pop: what to read, for which group, and how long to wait.
-type PopRequest struct {
-	Queue, Partition  string // Queue set: the queue routes; Partition set: one partition
-	Namespace, Task   string // the namespace/task route (Queue empty)
-	Group             string // "" means queue mode
-	Batch, Partitions int
-	AutoAck           bool
-	SubscriptionMode  string     // "", all, new, new-only
-	SubscriptionFrom  string     // "", "now" or a timestamp (parsed into From)
-	From              *time.Time // parsed SubscriptionFrom timestamp
-	Wait              bool
-	Deadline          time.Time // long-poll deadline (arrival + timeout)
-}
-
-// PopResult is what a pop delivered; empty Messages means 204.
-type PopResult struct {
-	LeaseID  string // "" with autoAck
-	Group    string
-	Messages []Message
-	Claimed  int // partitions that delivered messages
-}
-
 // pop claims deliverable messages, parking (without a database connection) until the
 // deadline when wait is set and nothing is deliverable. A database failure on the first
 // attempt is returned; later ones only make the pop keep waiting.
-func (b *Broker) pop(ctx context.Context, r PopRequest) (PopResult, error) {
+func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error) {
 	sr := b.storeRequest(r)
-	res := PopResult{Group: sr.Group}
+	res := mq.PopResult{Group: sr.Group}
 	if !r.AutoAck {
 		res.LeaseID = sr.LeaseID
 	}
@@ -58,7 +37,7 @@ func (b *Broker) pop(ctx context.Context, r PopRequest) (PopResult, error) {
 			if attempt == 0 || ctx.Err() != nil {
 				return res, err
 			}
-			if !errors.Is(err, ErrUnavailable) {
+			if !errors.Is(err, mq.ErrUnavailable) {
 				b.log.Warn("parked pop attempt failed", "err", err)
 			}
 		}
@@ -88,10 +67,10 @@ func (b *Broker) pop(ctx context.Context, r PopRequest) (PopResult, error) {
 	}
 }
 
-func (b *Broker) storeRequest(r PopRequest) store.PopRequest {
+func (b *Broker) storeRequest(r mq.PopRequest) store.PopRequest {
 	group := r.Group
 	if group == "" {
-		group = QueueMode
+		group = mq.QueueMode
 	}
 	mode := r.SubscriptionMode
 	if r.SubscriptionFrom == "" && mode == "" {
@@ -120,7 +99,7 @@ func (b *Broker) storeRequest(r PopRequest) store.PopRequest {
 	}
 }
 
-func countPartitions(msgs []Message) int {
+func countPartitions(msgs []mq.Message) int {
 	n := 0
 	for i := range msgs {
 		if i == 0 || msgs[i].PartitionID != msgs[i-1].PartitionID {

@@ -3,20 +3,14 @@ package broker
 import (
 	"context"
 
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
 
-// PushItem is one message a producer writes. An empty Partition means Default, an empty
-// TransactionID means the minted message id.
-type PushItem struct {
-	Queue, Partition, TransactionID string
-	Payload                         []byte // JSON text
-}
-
 // push writes items in one transaction and wakes parked pops of the written queues.
-func (b *Broker) push(ctx context.Context, items []PushItem, producerSub *string) ([]PushResult, error) {
-	rows := make([]store.PushItem, len(items))
-	ptrs := make([]*store.PushItem, len(items))
+func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *string) ([]mq.PushResult, error) {
+	rows := make([]store.PushRow, len(items))
+	ptrs := make([]*store.PushRow, len(items))
 	for i, it := range items {
 		rows[i] = b.pushRow(it)
 		rows[i].ProducerSub = producerSub
@@ -29,12 +23,12 @@ func (b *Broker) push(ctx context.Context, items []PushItem, producerSub *string
 	if err != nil {
 		return nil, err
 	}
-	out := make([]PushResult, len(res))
+	out := make([]mq.PushResult, len(res))
 	var written queueSet
 	for i, r := range res {
 		r.TransactionID = rows[i].Key
 		out[i] = r
-		if r.Status == store.StatusQueued {
+		if r.Status == mq.StatusQueued {
 			written.add(r.Queue)
 		}
 	}
@@ -43,7 +37,7 @@ func (b *Broker) push(ctx context.Context, items []PushItem, producerSub *string
 }
 
 // pushRow mints the message id and applies the defaults: partition Default, key = message id.
-func (b *Broker) pushRow(it PushItem) store.PushItem {
+func (b *Broker) pushRow(it mq.PushItem) store.PushRow {
 	id := newID()
 	key := it.TransactionID
 	if key == "" {
@@ -53,5 +47,5 @@ func (b *Broker) pushRow(it PushItem) store.PushItem {
 	if part == "" {
 		part = "Default"
 	}
-	return store.PushItem{Queue: it.Queue, Partition: part, Key: key, ID: id, Payload: it.Payload}
+	return store.PushRow{Queue: it.Queue, Partition: part, Key: key, ID: id, Payload: it.Payload}
 }

@@ -3,6 +3,8 @@ package broker
 import (
 	"context"
 	"time"
+
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Recorder counts what the broker does, for the metrics (admin-api.md §6, §11). The broker
@@ -10,23 +12,23 @@ import (
 // implementation must be cheap and safe for concurrent use. Config.Recorder nil records
 // nothing. took is the operation's wall time; for a long-polling pop it includes the wait.
 type Recorder interface {
-	Pushed(items []PushItem, out []PushResult, took time.Duration, err error)
-	Popped(req PopRequest, res PopResult, took time.Duration, err error)
-	Acked(items []AckItem, res []AckResult, took time.Duration, err error)
-	Transacted(entries []TxnEntry, out TxnOutcome, took time.Duration, err error)
+	Pushed(items []mq.PushItem, out []mq.PushResult, took time.Duration, err error)
+	Popped(req mq.PopRequest, res mq.PopResult, took time.Duration, err error)
+	Acked(items []mq.AckItem, res []mq.AckResult, took time.Duration, err error)
+	Transacted(entries []mq.TxnEntry, out mq.TxnOutcome, took time.Duration, err error)
 }
 
 type nopRecorder struct{}
 
-func (nopRecorder) Pushed([]PushItem, []PushResult, time.Duration, error)  {}
-func (nopRecorder) Popped(PopRequest, PopResult, time.Duration, error)      {}
-func (nopRecorder) Acked([]AckItem, []AckResult, time.Duration, error)      {}
-func (nopRecorder) Transacted([]TxnEntry, TxnOutcome, time.Duration, error) {}
+func (nopRecorder) Pushed([]mq.PushItem, []mq.PushResult, time.Duration, error)   {}
+func (nopRecorder) Popped(mq.PopRequest, mq.PopResult, time.Duration, error)      {}
+func (nopRecorder) Acked([]mq.AckItem, []mq.AckResult, time.Duration, error)      {}
+func (nopRecorder) Transacted([]mq.TxnEntry, mq.TxnOutcome, time.Duration, error) {}
 
 // The exported operations time the unexported ones that do the work and tell the recorder.
 
 // Push writes items in one transaction and wakes parked pops of the written queues.
-func (b *Broker) Push(ctx context.Context, items []PushItem, producerSub *string) ([]PushResult, error) {
+func (b *Broker) Push(ctx context.Context, items []mq.PushItem, producerSub *string) ([]mq.PushResult, error) {
 	start := time.Now()
 	out, err := b.push(ctx, items, producerSub)
 	b.cfg.Recorder.Pushed(items, out, time.Since(start), err)
@@ -35,7 +37,7 @@ func (b *Broker) Push(ctx context.Context, items []PushItem, producerSub *string
 
 // Pop claims deliverable messages, parking (without a database connection) until the
 // deadline when r.Wait is set and nothing is deliverable.
-func (b *Broker) Pop(ctx context.Context, r PopRequest) (PopResult, error) {
+func (b *Broker) Pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error) {
 	start := time.Now()
 	res, err := b.pop(ctx, r)
 	b.cfg.Recorder.Popped(r, res, time.Since(start), err)
@@ -43,7 +45,7 @@ func (b *Broker) Pop(ctx context.Context, r PopRequest) (PopResult, error) {
 }
 
 // Ack evaluates and applies acknowledgements in one transaction.
-func (b *Broker) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) {
+func (b *Broker) Ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, error) {
 	start := time.Now()
 	res, err := b.ack(ctx, items)
 	b.cfg.Recorder.Acked(items, res, time.Since(start), err)
@@ -51,7 +53,7 @@ func (b *Broker) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) 
 }
 
 // Transaction applies the entries in one database transaction (transaction.md §3).
-func (b *Broker) Transaction(ctx context.Context, entries []TxnEntry, requiredLeases []string, producerSub *string) (TxnOutcome, error) {
+func (b *Broker) Transaction(ctx context.Context, entries []mq.TxnEntry, requiredLeases []string, producerSub *string) (mq.TxnOutcome, error) {
 	start := time.Now()
 	out, err := b.transaction(ctx, entries, requiredLeases, producerSub)
 	b.cfg.Recorder.Transacted(entries, out, time.Since(start), err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Status and analytics reads (admin-api.md §5, §6). Counters come from the stats job's tables
@@ -14,56 +14,56 @@ import (
 func (b *Broker) Now() time.Time { return b.store.Now() }
 
 // StatusOverview reads the status of the queues matching f between from and to.
-func (b *Broker) StatusOverview(ctx context.Context, f store.QueueFilter, from, to time.Time, bucketMinutes int) (store.StatusOverview, error) {
+func (b *Broker) StatusOverview(ctx context.Context, f mq.QueueFilter, from, to time.Time, bucketMinutes int) (mq.StatusOverview, error) {
 	return b.store.StatusOverview(ctx, f, from, to, bucketMinutes)
 }
 
 // StatusQueues lists queues by name with their counters.
-func (b *Broker) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]store.QueueSummary, error) {
+func (b *Broker) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error) {
 	return b.store.StatusQueues(ctx, namespace, task, limit, offset)
 }
 
 // StatusQueue reads one queue with its partitions; found is false for an unknown queue.
-func (b *Broker) StatusQueue(ctx context.Context, name string) (q store.QueueStatus, found bool, err error) {
+func (b *Broker) StatusQueue(ctx context.Context, name string) (q mq.QueueStatus, found bool, err error) {
 	return b.store.StatusQueue(ctx, name)
 }
 
 // StatusQueueMessages lists a queue's messages, newest first; found is false for an unknown queue.
-func (b *Broker) StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]store.QueueMessage, bool, error) {
+func (b *Broker) StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]mq.QueueMessage, bool, error) {
 	return b.store.StatusQueueMessages(ctx, queue, limit, offset)
 }
 
 // MessagesWritten counts messages written per unit (minute, hour, day) into matching queues.
-func (b *Broker) MessagesWritten(ctx context.Context, f store.QueueFilter, unit string, from, to time.Time) ([]store.CountPoint, error) {
+func (b *Broker) MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, from, to time.Time) ([]mq.CountPoint, error) {
 	return b.store.MessagesWritten(ctx, f, unit, from, to)
 }
 
 // WorkerSeries reads per-instance figures in w.
-func (b *Broker) WorkerSeries(ctx context.Context, w store.Window, hostname, workerID string) ([]store.WorkerPoint, error) {
+func (b *Broker) WorkerSeries(ctx context.Context, w mq.Window, hostname, workerID string) ([]mq.WorkerPoint, error) {
 	return b.store.WorkerSeries(ctx, w, hostname, workerID)
 }
 
 // QueueSeries reads per-queue figures in w.
-func (b *Broker) QueueSeries(ctx context.Context, w store.Window, queue string) ([]store.QueuePoint, error) {
+func (b *Broker) QueueSeries(ctx context.Context, w mq.Window, queue string) ([]mq.QueuePoint, error) {
 	return b.store.QueueSeries(ctx, w, queue)
 }
 
 // ParkedSeries reads parked pops per queue and instance in w.
-func (b *Broker) ParkedSeries(ctx context.Context, w store.Window, queue string) ([]store.ParkedPoint, error) {
+func (b *Broker) ParkedSeries(ctx context.Context, w mq.Window, queue string) ([]mq.ParkedPoint, error) {
 	return b.store.ParkedSeries(ctx, w, queue)
 }
 
 // DepthSeries reads consumer lag and depth per queue in w.
-func (b *Broker) DepthSeries(ctx context.Context, w store.Window, queue string) ([]store.DepthPoint, error) {
+func (b *Broker) DepthSeries(ctx context.Context, w mq.Window, queue string) ([]mq.DepthPoint, error) {
 	return b.store.DepthSeries(ctx, w, queue)
 }
 
 // RetentionHistory reads what retention and eviction removed between from and to.
-func (b *Broker) RetentionHistory(ctx context.Context, from, to time.Time, queue string, limit int) ([]store.RetentionRun, []store.RetentionTotal, error) {
+func (b *Broker) RetentionHistory(ctx context.Context, from, to time.Time, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, error) {
 	return b.store.RetentionHistory(ctx, from, to, queue, limit)
 }
 
 // PostgresStats reads PostgreSQL's figures for our database and schema.
-func (b *Broker) PostgresStats(ctx context.Context) (store.PostgresStats, error) {
+func (b *Broker) PostgresStats(ctx context.Context) (mq.PostgresStats, error) {
 	return b.store.PostgresStats(ctx)
 }

@@ -4,28 +4,14 @@ import (
 	"context"
 	"errors"
 
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
 
-// TxnEntry is one flattened operation of a transaction: a push (Ack nil) or an ack.
-type TxnEntry struct {
-	Push    PushItem
-	TraceID string // push only; "" for none
-	Ack     *AckItem
-}
-
-// TxnOutcome is a processed transaction: committed (Rollback "") or rolled back with the
-// spec's error text. ID is the call's own UUIDv7.
-type TxnOutcome struct {
-	ID       string
-	Rollback string
-	Results  []store.TxnResult
-}
-
 // transaction applies the entries in one database transaction (transaction.md §3). A
 // rollback is a normal outcome; the error is for an unusable database.
-func (b *Broker) transaction(ctx context.Context, entries []TxnEntry, requiredLeases []string, producerSub *string) (TxnOutcome, error) {
-	out := TxnOutcome{ID: newID()}
+func (b *Broker) transaction(ctx context.Context, entries []mq.TxnEntry, requiredLeases []string, producerSub *string) (mq.TxnOutcome, error) {
+	out := mq.TxnOutcome{ID: newID()}
 	if len(entries) == 0 {
 		return out, nil
 	}
@@ -43,7 +29,7 @@ func (b *Broker) transaction(ctx context.Context, entries []TxnEntry, requiredLe
 		keys[i] = row.Key
 		pushes = append(pushes, store.TxnPush{Index: i, Item: row, TraceID: e.TraceID})
 	}
-	ptrs := make([]*store.PushItem, len(pushes))
+	ptrs := make([]*store.PushRow, len(pushes))
 	for i := range pushes {
 		ptrs[i] = &pushes[i].Item
 	}
@@ -57,7 +43,7 @@ func (b *Broker) transaction(ctx context.Context, entries []TxnEntry, requiredLe
 	// Every caller is in the default tenant until tenancy (concepts.md §14) lands; the store
 	// already enforces the boundary for the tenant it is given.
 	res, err := b.store.Transaction(ctx, pushes, acks, required, producerSub, defaultTenant)
-	var rb *store.RollbackError
+	var rb *mq.RollbackError
 	if errors.As(err, &rb) {
 		out.Rollback = rb.Message
 		return out, nil

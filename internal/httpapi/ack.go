@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 type ackJSON struct {
@@ -52,7 +52,7 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "partitionId is required to ensure message uniqueness")
 		return
 	}
-	s.applyAcks(w, r, []broker.AckItem{ackItem(tx, pid, a, "")})
+	s.applyAcks(w, r, []mq.AckItem{ackItem(tx, pid, a, "")})
 }
 
 func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request) {
@@ -69,7 +69,7 @@ func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request) {
 
 // parseAckBatch validates every acknowledgment of a batch body; a non-empty message is the
 // 400 answer for the first failure.
-func parseAckBatch(body json.RawMessage) ([]broker.AckItem, string) {
+func parseAckBatch(body json.RawMessage) ([]mq.AckItem, string) {
 	var b ackBatchJSON
 	if !isObject(body) || json.Unmarshal(body, &b) != nil || !isArray(b.Acknowledgments) {
 		return nil, "acknowledgments array is required"
@@ -81,15 +81,15 @@ func parseAckBatch(body json.RawMessage) ([]broker.AckItem, string) {
 const ackNotObject = "Each acknowledgment must have a valid transactionId string"
 
 // batchAck validates one acknowledgment of a batch whose request-level group is group.
-func batchAck(group string) func(a *ackJSON) (broker.AckItem, string) {
-	return func(a *ackJSON) (broker.AckItem, string) {
+func batchAck(group string) func(a *ackJSON) (mq.AckItem, string) {
+	return func(a *ackJSON) (mq.AckItem, string) {
 		tx, ok := asString(a.TransactionID)
 		if !ok {
-			return broker.AckItem{}, ackNotObject
+			return mq.AckItem{}, ackNotObject
 		}
 		pid, ok := asString(a.PartitionID)
 		if !ok {
-			return broker.AckItem{}, "Each acknowledgment must have a valid partitionId string to ensure message uniqueness"
+			return mq.AckItem{}, "Each acknowledgment must have a valid partitionId string to ensure message uniqueness"
 		}
 		return ackItem(tx, pid, *a, group), ""
 	}
@@ -97,14 +97,14 @@ func batchAck(group string) func(a *ackJSON) (broker.AckItem, string) {
 
 // parseAckBatchFast reads an ack batch body in one pass (readRecords) when every
 // acknowledgment is valid; ok=false leaves the body, and its answer, to the exact path.
-func parseAckBatchFast(body []byte) ([]broker.AckItem, bool) {
+func parseAckBatchFast(body []byte) ([]mq.AckItem, bool) {
 	top, recs, ok := readRecords(body, "acknowledgments", []string{"consumerGroup"}, ackFields)
 	if !ok {
 		return nil, false
 	}
 	group, _ := asString(top[0])
 	parse := batchAck(group)
-	items := make([]broker.AckItem, 0, len(recs)/len(ackFields))
+	items := make([]mq.AckItem, 0, len(recs)/len(ackFields))
 	for f := 0; f < len(recs); f += len(ackFields) {
 		a := ackJSON{TransactionID: recs[f], PartitionID: recs[f+1], Status: recs[f+2],
 			ConsumerGroup: recs[f+3], LeaseID: recs[f+4], Error: recs[f+5]}
@@ -121,13 +121,13 @@ func parseAckBatchFast(body []byte) ([]broker.AckItem, bool) {
 var ackFields = []string{"transactionId", "partitionId", "status", "consumerGroup", "leaseId", "error"}
 
 // ackItem builds a broker ack: the item's own non-empty group wins over the request's.
-func ackItem(tx, pid string, a ackJSON, defGroup string) broker.AckItem {
+func ackItem(tx, pid string, a ackJSON, defGroup string) mq.AckItem {
 	group, _ := asString(a.ConsumerGroup)
 	if group == "" {
 		group = defGroup
 	}
 	if group == "" {
-		group = broker.QueueMode
+		group = mq.QueueMode
 	}
 	var status *string
 	if st, ok := asString(a.Status); ok {
@@ -138,11 +138,11 @@ func ackItem(tx, pid string, a ackJSON, defGroup string) broker.AckItem {
 	}
 	lease, _ := asString(a.LeaseID)
 	errMsg, _ := asString(a.Error)
-	return broker.AckItem{PartitionID: pid, TransactionID: tx, Group: group, Status: broker.NormalizeStatus(status),
+	return mq.AckItem{PartitionID: pid, TransactionID: tx, Group: group, Status: mq.NormalizeStatus(status),
 		LeaseID: lease, Error: errMsg}
 }
 
-func (s *Server) applyAcks(w http.ResponseWriter, r *http.Request, items []broker.AckItem) {
+func (s *Server) applyAcks(w http.ResponseWriter, r *http.Request, items []mq.AckItem) {
 	res, err := s.b.Ack(r.Context(), items)
 	if err != nil {
 		s.fail(w, r, err)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Consumer groups (admin-api.md §7). The lagging listing answers in snake_case, the other
@@ -41,7 +41,7 @@ func (s *Server) listConsumerGroups(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, mapRows(groups, groupSummary))
 }
 
-func groupSummary(g store.GroupSummary) groupSummaryJSON {
+func groupSummary(g mq.GroupSummary) groupSummaryJSON {
 	state := "Dead"
 	switch {
 	case g.MaxTimeLag > laggingAfterSeconds:
@@ -83,7 +83,7 @@ func (s *Server) laggingConsumers(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, mapRows(pairs, func(p store.PairLag) laggingPairJSON {
+	writeJSON(w, http.StatusOK, mapRows(pairs, func(p mq.PairLag) laggingPairJSON {
 		return laggingPairJSON{ConsumerGroup: p.Group, QueueName: p.Queue, PartitionName: p.Partition,
 			PartitionID: p.PartitionID, WorkerID: p.LeaseID, OffsetLag: p.OffsetLag, TimeLagSeconds: p.TimeLag,
 			LagHours: float64(p.TimeLag) / 3600, OldestUnconsumedAt: msOpt(p.OldestUnconsumed),

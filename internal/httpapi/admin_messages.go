@@ -4,8 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/queen-go/queen/internal/broker"
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Messages and the DLQ (admin-api.md §2, §3).
@@ -63,7 +62,7 @@ type storedMessageJSON struct {
 	LeaseExpires  msTime  `json:"leaseExpiresAt"`
 }
 
-func storedMessage(m store.StoredMessage) storedMessageJSON {
+func storedMessage(m mq.StoredMessage) storedMessageJSON {
 	return storedMessageJSON{ID: m.ID, TransactionID: m.TransactionID, PartitionID: m.PartitionID,
 		QueuePath: m.Queue + "/" + m.Partition, Queue: m.Queue, Partition: m.Partition, Namespace: m.Namespace,
 		Task: m.Task, Status: m.Status, TraceID: m.TraceID, ProducerSub: m.ProducerSub,
@@ -89,7 +88,7 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	f := store.MessageFilter{Queue: queryFilter(q, "queue"), Partition: queryFilter(q, "partition"),
+	f := mq.MessageFilter{Queue: queryFilter(q, "queue"), Partition: queryFilter(q, "partition"),
 		Namespace: queryFilter(q, "ns"), Task: queryFilter(q, "task"), Status: status, From: from, To: to,
 		Page: listPage(q, defaultMessageLimit)}
 	msgs, err := s.b.ListMessages(r.Context(), f)
@@ -101,7 +100,7 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 	if len(msgs) > 0 {
 		mode = messageMode(msgs[0].HasQueueMode, msgs[0].BusGroups) // the same on every row
 	}
-	out := mapRows(msgs, func(m store.ListedMessage) listedMessageJSON {
+	out := mapRows(msgs, func(m mq.ListedMessage) listedMessageJSON {
 		return listedMessageJSON{storedMessageJSON: storedMessage(m.StoredMessage), QueueStatus: m.QueueStatus,
 			BusStatus: busStatusJSON{ConsumedBy: m.ConsumedBy, TotalGroups: m.Groups}, QueuePriority: m.Priority}
 	})
@@ -154,7 +153,7 @@ func (s *Server) messageDetail(w http.ResponseWriter, r *http.Request) {
 	var bus, consumed int64
 	for i, c := range d.Consumers {
 		out.ConsumerGroups[i] = messageConsumerJSON{Name: c.Group, Consumed: c.Consumed, LeaseExpiresAt: msOpt(c.LeaseExpiresAt)}
-		if c.Group == broker.QueueMode {
+		if c.Group == mq.QueueMode {
 			hasQueueMode = true
 		} else {
 			bus++
@@ -212,14 +211,14 @@ func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	f := store.DLQFilter{Queue: queryFilter(q, "queue"), Group: queryFilter(q, "consumerGroup"),
+	f := mq.DLQFilter{Queue: queryFilter(q, "queue"), Group: queryFilter(q, "consumerGroup"),
 		Partition: queryFilter(q, "partition"), From: from, To: to, Page: listPage(q, defaultDLQLimit)}
 	entries, total, err := s.b.ListDLQ(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	out := mapRows(entries, func(e store.DLQEntry) dlqEntryJSON {
+	out := mapRows(entries, func(e mq.DLQEntry) dlqEntryJSON {
 		return dlqEntryJSON{ID: e.MessageID, TransactionID: e.TransactionID, PartitionID: e.PartitionID,
 			Queue: e.Queue, Partition: e.Partition, ConsumerGroup: e.Group, ErrorMessage: e.ErrorMessage,
 			RetryCount: e.RetryCount, Data: e.Payload, TraceID: e.TraceID, ProducerSub: e.ProducerSub,

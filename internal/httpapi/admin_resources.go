@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Resources (admin-api.md §1).
@@ -19,7 +19,7 @@ type countersJSON struct {
 	DeadLetter int64 `json:"deadLetter"`
 }
 
-func counters(c store.Counters) countersJSON {
+func counters(c mq.Counters) countersJSON {
 	return countersJSON{Total: c.Total, Pending: c.Pending(), Processing: c.Processing, Completed: c.Completed(),
 		DeadLetter: c.DeadLetter}
 }
@@ -78,7 +78,7 @@ func (s *Server) queueDetail(w http.ResponseWriter, r *http.Request) {
 	}
 	out := queueDetailJSON{ID: q.ID, Name: q.Name, Namespace: q.Namespace, Task: q.Task, CreatedAt: msTime(q.CreatedAt),
 		Partitions: make([]partitionDetailJSON, len(parts))}
-	var sum store.Counters
+	var sum mq.Counters
 	for i, p := range parts {
 		out.Partitions[i] = partitionDetailJSON{ID: p.ID, Name: p.Name, CreatedAt: msTime(p.CreatedAt),
 			Stats: counters(p.Counters), OldestMessage: msOpt(p.Oldest), NewestMessage: msOpt(p.Newest)}
@@ -132,7 +132,7 @@ func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, key string) 
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{key: mapRows(ls, func(l store.LabelSummary) (o labelJSON) {
+	writeJSON(w, http.StatusOK, map[string]any{key: mapRows(ls, func(l mq.LabelSummary) (o labelJSON) {
 		if byTask {
 			o.Task = &l.Label
 		} else {
@@ -183,4 +183,4 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func lagStats(l store.Lag) lagStatsJSON { return lagStatsJSON(l) }
+func lagStats(l mq.Lag) lagStatsJSON { return lagStatsJSON(l) }

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // registerAdmin adds the resource, message, DLQ, trace and consumer-group routes
@@ -44,12 +44,12 @@ const maxListLimit = 1000
 
 // listPage reads limit and offset: a missing, malformed or negative value takes the default,
 // a limit above 1000 is 1000.
-func listPage(q url.Values, defLimit int) store.Page {
+func listPage(q url.Values, defLimit int) mq.Page {
 	limit := queryInt(q, "limit", defLimit)
 	if limit < 0 {
 		limit = defLimit
 	}
-	return store.Page{Limit: min(limit, maxListLimit), Offset: max(queryInt(q, "offset", 0), 0)}
+	return mq.Page{Limit: min(limit, maxListLimit), Offset: max(queryInt(q, "offset", 0), 0)}
 }
 
 // pageJSON echoes the page a listing used.
@@ -58,7 +58,7 @@ type pageJSON struct {
 	Offset int `json:"offset"`
 }
 
-func pagination(p store.Page) pageJSON { return pageJSON(p) }
+func pagination(p mq.Page) pageJSON { return pageJSON(p) }
 
 // timeRange reads the from and to parameters of a listing (nil when absent). A value that
 // does not parse yields the message "Invalid <param> timestamp". The to bound is inclusive,

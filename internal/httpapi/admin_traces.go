@@ -4,8 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/queen-go/queen/internal/broker"
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Trace records (admin-api.md §4). The GET forms answer in snake_case (README §2.2).
@@ -40,7 +39,7 @@ func (s *Server) addTrace(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "data is required")
 		return
 	}
-	rec := store.TraceRecord{PartitionID: pid, TransactionID: tx, Group: stringOr(a.ConsumerGroup, broker.QueueMode),
+	rec := mq.TraceRecord{PartitionID: pid, TransactionID: tx, Group: stringOr(a.ConsumerGroup, mq.QueueMode),
 		EventType: stringOr(a.EventType, "info"), Data: a.Data, WorkerID: s.cfg.WorkerID, Names: parseTraceNames(a.TraceNames)}
 	id, found, err := s.b.AddTrace(r.Context(), rec)
 	if err != nil {
@@ -101,7 +100,7 @@ type traceMessageJSON struct {
 	MessagePayload json.RawMessage `json:"message_payload"`
 }
 
-func traceOut(t store.Trace) traceJSON {
+func traceOut(t mq.Trace) traceJSON {
 	names := t.Names
 	if names == nil {
 		names = []string{}
@@ -126,7 +125,7 @@ func (s *Server) tracesByName(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := mapRows(traces, func(t store.NamedTrace) traceJSON {
+	out := mapRows(traces, func(t mq.NamedTrace) traceJSON {
 		o := traceOut(t.Trace)
 		o.TransactionID, o.PartitionID = &t.TransactionID, &t.PartitionID
 		o.traceMessageJSON = &traceMessageJSON{QueueName: t.Queue, PartitionName: t.Partition,
@@ -150,7 +149,7 @@ func (s *Server) traceNames(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := mapRows(names, func(n store.TraceName) traceNameJSON {
+	out := mapRows(names, func(n mq.TraceName) traceNameJSON {
 		return traceNameJSON{TraceName: n.Name, TraceCount: n.Traces, MessageCount: n.Messages, LastSeen: msTime(n.LastSeen)}
 	})
 	writeJSON(w, http.StatusOK, map[string]any{"trace_names": out, "total": total, "pagination": pagination(page)})

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Analytics routes (admin-api.md §6): dashboard time series whose shapes are ours; they are
@@ -34,13 +34,13 @@ type timeRangeJSON struct {
 // seriesOf reads the window of an analytics route and the rows read returns for it, answering
 // a bad window or a failed read itself (ok false).
 func seriesOf[T any](s *Server, w http.ResponseWriter, r *http.Request,
-	read func(context.Context, store.Window, url.Values) ([]T, error)) (rows []T, win store.Window, ok bool) {
+	read func(context.Context, mq.Window, url.Values) ([]T, error)) (rows []T, win mq.Window, ok bool) {
 	q := r.URL.Query()
 	from, to, ok := s.window(w, q, time.Hour)
 	if !ok {
 		return nil, win, false
 	}
-	win = store.Window{From: from, To: to, BucketMinutes: bucketMinutes(from, to)}
+	win = mq.Window{From: from, To: to, BucketMinutes: bucketMinutes(from, to)}
 	rows, err := read(r.Context(), win, q)
 	if err != nil {
 		s.fail(w, r, err)
@@ -50,7 +50,7 @@ func seriesOf[T any](s *Server, w http.ResponseWriter, r *http.Request,
 }
 
 // series answers the window and the series under key.
-func series(w http.ResponseWriter, win store.Window, key string, v any) {
+func series(w http.ResponseWriter, win mq.Window, key string, v any) {
 	writeJSON(w, http.StatusOK, map[string]any{"timeRange": timeRangeJSON{msTime(win.From), msTime(win.To)},
 		"bucketMinutes": win.BucketMinutes, key: v})
 }
@@ -75,9 +75,9 @@ type workerSeriesJSON struct {
 }
 
 // workerSeries groups per-instance points and renders each with point.
-func workerSeries(rows []store.WorkerPoint, point func(store.WorkerPoint) any) []workerSeriesJSON {
+func workerSeries(rows []mq.WorkerPoint, point func(mq.WorkerPoint) any) []workerSeriesJSON {
 	out := []workerSeriesJSON{}
-	for _, g := range grouped(rows, func(p store.WorkerPoint) [2]string { return [2]string{p.WorkerID, p.Hostname} }) {
+	for _, g := range grouped(rows, func(p mq.WorkerPoint) [2]string { return [2]string{p.WorkerID, p.Hostname} }) {
 		last := g[len(g)-1]
 		sj := workerSeriesJSON{Hostname: last.Hostname, WorkerID: last.WorkerID, PID: last.PID}
 		for _, p := range g {
@@ -88,8 +88,8 @@ func workerSeries(rows []store.WorkerPoint, point func(store.WorkerPoint) any) [
 	return out
 }
 
-func (s *Server) workerRows(w http.ResponseWriter, r *http.Request) ([]store.WorkerPoint, store.Window, bool) {
-	return seriesOf(s, w, r, func(ctx context.Context, win store.Window, q url.Values) ([]store.WorkerPoint, error) {
+func (s *Server) workerRows(w http.ResponseWriter, r *http.Request) ([]mq.WorkerPoint, mq.Window, bool) {
+	return seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.WorkerPoint, error) {
 		return s.b.WorkerSeries(ctx, win, queryFilter(q, "hostname"), queryFilter(q, "workerId"))
 	})
 }
@@ -100,7 +100,7 @@ func (s *Server) analyticsSystem(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	series(w, win, "workers", workerSeries(rows, func(p store.WorkerPoint) any {
+	series(w, win, "workers", workerSeries(rows, func(p mq.WorkerPoint) any {
 		busy := float64(max(p.Minutes, 1)) * 60e6 // CPU microseconds available in the bucket's minutes
 		return map[string]any{"timestamp": msTime(p.At), "cpuUserPct": float64(p.CPUUserUs) / busy * 100,
 			"cpuSysPct": float64(p.CPUSysUs) / busy * 100, "rssMb": float64(p.RSSBytes) / (1 << 20),
@@ -128,7 +128,7 @@ func (s *Server) analyticsWorkers(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	series(w, win, "workers", workerSeries(rows, func(p store.WorkerPoint) any {
+	series(w, win, "workers", workerSeries(rows, func(p mq.WorkerPoint) any {
 		return map[string]any{"timestamp": msTime(p.At),
 			"push":        opJSON(p.PushRequests, p.PushMsSum, p.PushMsMax, "messages", p.PushMessages),
 			"pop":         opJSON(p.PopRequests, p.PopMsSum, p.PopMsMax, "messages", p.PopMessages, "empty", p.PopEmpty),
@@ -143,8 +143,8 @@ type queueSeriesJSON struct {
 	Points []any  `json:"points"`
 }
 
-func (s *Server) queueRows(w http.ResponseWriter, r *http.Request) ([]store.QueuePoint, store.Window, bool) {
-	return seriesOf(s, w, r, func(ctx context.Context, win store.Window, q url.Values) ([]store.QueuePoint, error) {
+func (s *Server) queueRows(w http.ResponseWriter, r *http.Request) ([]mq.QueuePoint, mq.Window, bool) {
+	return seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.QueuePoint, error) {
 		return s.b.QueueSeries(ctx, win, queryFilter(q, "queue"))
 	})
 }
@@ -157,7 +157,7 @@ func (s *Server) analyticsQueueOps(w http.ResponseWriter, r *http.Request) {
 	}
 	secs := float64(win.BucketMinutes * 60)
 	out := []queueSeriesJSON{}
-	for _, g := range grouped(rows, func(p store.QueuePoint) string { return p.Queue }) {
+	for _, g := range grouped(rows, func(p mq.QueuePoint) string { return p.Queue }) {
 		sj := queueSeriesJSON{Queue: g[0].Queue}
 		for _, p := range g {
 			sj.Points = append(sj.Points, map[string]any{"timestamp": msTime(p.At), "pushRequests": p.PushRequests,
@@ -224,7 +224,7 @@ func (s *Server) analyticsQueueLag(w http.ResponseWriter, r *http.Request) {
 
 // analyticsParked serves parked long-poll pops per queue and instance.
 func (s *Server) analyticsParked(w http.ResponseWriter, r *http.Request) {
-	rows, win, ok := seriesOf(s, w, r, func(ctx context.Context, win store.Window, q url.Values) ([]store.ParkedPoint, error) {
+	rows, win, ok := seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.ParkedPoint, error) {
 		return s.b.ParkedSeries(ctx, win, queryFilter(q, "queue"))
 	})
 	if !ok {
@@ -236,7 +236,7 @@ func (s *Server) analyticsParked(w http.ResponseWriter, r *http.Request) {
 		Points   []any  `json:"points"`
 	}
 	out := []replica{}
-	for _, g := range grouped(rows, func(p store.ParkedPoint) [2]string { return [2]string{p.Queue, p.WorkerID} }) {
+	for _, g := range grouped(rows, func(p mq.ParkedPoint) [2]string { return [2]string{p.Queue, p.WorkerID} }) {
 		rj := replica{Queue: g[0].Queue, WorkerID: g[0].WorkerID}
 		for _, p := range g {
 			rj.Points = append(rj.Points, map[string]any{"timestamp": msTime(p.At), "parked": p.Parked})

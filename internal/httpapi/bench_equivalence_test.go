@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // The decoding shortcuts the benchmarks motivated (readJSON's RawMessage path, plainString,
@@ -67,11 +67,11 @@ func FuzzParseAll(f *testing.F) {
 			return // parseEach only ever sees parts of a validated body
 		}
 		checkParseAll(t, arr, pushItem)
-		checkParseAll(t, arr, func(a *ackJSON) (broker.AckItem, string) {
+		checkParseAll(t, arr, func(a *ackJSON) (mq.AckItem, string) {
 			tx, ok1 := asString(a.TransactionID)
 			pid, ok2 := asString(a.PartitionID)
 			if !ok1 || !ok2 {
-				return broker.AckItem{}, "invalid"
+				return mq.AckItem{}, "invalid"
 			}
 			return ackItem(tx, pid, *a, ""), ""
 		})

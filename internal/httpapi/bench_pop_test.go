@@ -5,15 +5,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // benchPopResult is a pop of n messages from one partition, as the store returns them.
-func benchPopResult(n int) broker.PopResult {
+func benchPopResult(n int) mq.PopResult {
 	created := time.Date(2025, 3, 14, 9, 26, 53, 589793000, time.UTC)
-	res := broker.PopResult{LeaseID: benchUUID(1 << 20), Group: "billing", Claimed: 1, Messages: make([]broker.Message, n)}
+	res := mq.PopResult{LeaseID: benchUUID(1 << 20), Group: "billing", Claimed: 1, Messages: make([]mq.Message, n)}
 	for i := range res.Messages {
-		res.Messages[i] = broker.Message{ID: benchUUID(i), TransactionID: benchUUID(i + n), Payload: []byte(benchPayload(i)),
+		res.Messages[i] = mq.Message{ID: benchUUID(i), TransactionID: benchUUID(i + n), Payload: []byte(benchPayload(i)),
 			CreatedAt: created.Add(time.Duration(i) * time.Microsecond), PartitionID: benchUUID(7),
 			Partition: "customer-7", Queue: "orders"}
 	}

@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/queen-go/queen/internal/broker"
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // benchPushBody is a push request of n items shaped like a client library's: queue,
@@ -49,10 +48,10 @@ func BenchmarkPushEncode(b *testing.B) {
 			if msg != "" {
 				b.Fatal(msg)
 			}
-			res := make([]broker.PushResult, n)
+			res := make([]mq.PushResult, n)
 			for i := range res {
-				res[i] = store.PushResult{TransactionID: items[i].TransactionID,
-					Status: store.StatusQueued, MessageID: benchUUID(i + n), PartitionID: benchUUID(i % 10)}
+				res[i] = mq.PushResult{TransactionID: items[i].TransactionID,
+					Status: mq.StatusQueued, MessageID: benchUUID(i + n), PartitionID: benchUUID(i % 10)}
 			}
 			benchEncode(b, func() any { return pushAnswer(items, res) })
 		})

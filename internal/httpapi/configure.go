@@ -5,8 +5,7 @@ import (
 	"math"
 	"net/http"
 
-	"github.com/queen-go/queen/internal/broker"
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 type configureJSON struct {
@@ -17,13 +16,13 @@ type configureJSON struct {
 }
 
 type configuredJSON struct {
-	Configured  bool               `json:"configured"`
-	QueueID     string             `json:"queueId"`
-	PartitionID string             `json:"partitionId"`
-	Queue       string             `json:"queue"`
-	Namespace   string             `json:"namespace"`
-	Task        string             `json:"task"`
-	Options     store.QueueOptions `json:"options"`
+	Configured  bool            `json:"configured"`
+	QueueID     string          `json:"queueId"`
+	PartitionID string          `json:"partitionId"`
+	Queue       string          `json:"queue"`
+	Namespace   string          `json:"namespace"`
+	Task        string          `json:"task"`
+	Options     mq.QueueOptions `json:"options"`
 }
 
 func (s *Server) configure(w http.ResponseWriter, r *http.Request) {
@@ -67,8 +66,8 @@ func (s *Server) configure(w http.ResponseWriter, r *http.Request) {
 
 // parseQueueOptions reads the 16 options over their defaults (concepts.md §2.2): integers
 // ≥ 0 and booleans; other names are ignored.
-func parseQueueOptions(raw json.RawMessage) (broker.QueueOptions, string) {
-	opts := store.DefaultQueueOptions()
+func parseQueueOptions(raw json.RawMessage) (mq.QueueOptions, string) {
+	opts := mq.DefaultQueueOptions()
 	if isNull(raw) {
 		return opts, ""
 	}

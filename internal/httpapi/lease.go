@@ -6,8 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/queen-go/queen/internal/broker"
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 type extendResultJSON struct {
@@ -30,9 +29,9 @@ func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) {
 	}
 	lease := PathParam(r, "leaseId")
 	res := extendResultJSON{LeaseID: lease}
-	state := store.LeaseNotFound
+	state := mq.LeaseNotFound
 	var exp time.Time
-	if broker.CanonicalUUID(lease) != "" {
+	if mq.CanonicalUUID(lease) != "" {
 		var err error
 		exp, state, err = s.b.ExtendLease(r.Context(), lease, seconds)
 		if err != nil {
@@ -41,10 +40,10 @@ func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch state {
-	case store.LeaseExtended:
+	case mq.LeaseExtended:
 		at := formatMilli(exp)
 		res.Success, res.ExpiresAt = true, &at
-	case store.LeaseExpired:
+	case mq.LeaseExpired:
 		e := "Lease already expired"
 		res.Error = &e
 	default:

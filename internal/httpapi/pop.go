@@ -6,15 +6,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 func (s *Server) popQueue(w http.ResponseWriter, r *http.Request) {
-	s.pop(w, r, broker.PopRequest{Queue: PathParam(r, "queue")})
+	s.pop(w, r, mq.PopRequest{Queue: PathParam(r, "queue")})
 }
 
 func (s *Server) popPartition(w http.ResponseWriter, r *http.Request) {
-	s.pop(w, r, broker.PopRequest{Queue: PathParam(r, "queue"), Partition: PathParam(r, "partition")})
+	s.pop(w, r, mq.PopRequest{Queue: PathParam(r, "queue"), Partition: PathParam(r, "partition")})
 }
 
 func (s *Server) popNamespace(w http.ResponseWriter, r *http.Request) {
@@ -25,12 +25,12 @@ func (s *Server) popNamespace(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "namespace or task is required")
 		return
 	}
-	s.pop(w, r, broker.PopRequest{Namespace: ns, Task: task})
+	s.pop(w, r, mq.PopRequest{Namespace: ns, Task: task})
 }
 
 // pop validates the shared query parameters (data-api.md §3.1), runs the pop and answers 200
 // with the messages or 204 when there are none.
-func (s *Server) pop(w http.ResponseWriter, r *http.Request, req broker.PopRequest) {
+func (s *Server) pop(w http.ResponseWriter, r *http.Request, req mq.PopRequest) {
 	arrival := time.Now()
 	q := r.URL.Query()
 	if msg := s.popParams(q, &req); msg != "" {
@@ -59,7 +59,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request, req broker.PopReque
 	writePop(w, res)
 }
 
-func (s *Server) popParams(q url.Values, req *broker.PopRequest) string {
+func (s *Server) popParams(q url.Values, req *mq.PopRequest) string {
 	req.Batch = queryInt(q, "batch", s.cfg.DefaultBatch)
 	if req.Batch < 1 {
 		req.Batch = s.cfg.DefaultBatch

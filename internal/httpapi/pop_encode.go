@@ -8,7 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // writePop answers 200 with the messages of a pop (data-api.md §3.1); the top-level queue and
@@ -17,7 +17,7 @@ import (
 // around it cost about a third of the broker's CPU on pops of 100 messages. Payloads are JSON
 // the database already validated; they are copied as they are when already compact. The
 // output is byte for byte what encoding/json wrote (TestPopEncodingMatchesEncodingJSON).
-func writePop(w http.ResponseWriter, res broker.PopResult) {
+func writePop(w http.ResponseWriter, res mq.PopResult) {
 	p := popBufs.Get().(*[]byte)
 	out := appendPop((*p)[:0], res)
 	writeBody(w, http.StatusOK, out)
@@ -31,7 +31,7 @@ func writePop(w http.ResponseWriter, res broker.PopResult) {
 var popBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // appendPop appends the JSON answer of a pop that delivered at least one message.
-func appendPop(b []byte, res broker.PopResult) []byte {
+func appendPop(b []byte, res mq.PopResult) []byte {
 	first := res.Messages[0]
 	b = appendField(b, `{"success":true,"queue":`, first.Queue)
 	b = appendField(b, `,"partition":`, first.Partition)

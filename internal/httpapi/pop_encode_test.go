@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // popRefMessage and popRef are the pop answer as structs: what encoding/json wrote before
@@ -39,7 +39,7 @@ type popRef struct {
 	Messages          []popRefMessage `json:"messages"`
 }
 
-func popReference(res broker.PopResult) popRef {
+func popReference(res mq.PopResult) popRef {
 	out := popRef{Success: true, LeaseID: res.LeaseID, ConsumerGroup: res.Group, PartitionsClaimed: res.Claimed,
 		Messages: make([]popRefMessage, len(res.Messages))}
 	first := res.Messages[0]
@@ -55,7 +55,7 @@ func popReference(res broker.PopResult) popRef {
 
 // checkPopEncoding fails unless writePop answers exactly what writeJSON answers for the
 // reference structs.
-func checkPopEncoding(t *testing.T, res broker.PopResult) {
+func checkPopEncoding(t *testing.T, res mq.PopResult) {
 	t.Helper()
 	want := httptest.NewRecorder()
 	writeJSON(want, http.StatusOK, popReference(res))
@@ -70,7 +70,7 @@ func checkPopEncoding(t *testing.T, res broker.PopResult) {
 func TestPopEncodingMatchesEncodingJSON(t *testing.T) {
 	trace, sub := "0193a5c2-7d1e-7c3a-9b7e-2f1d4c5b6a79", "svc-\"billing\"\n"
 	created := time.Date(2025, 3, 14, 9, 26, 53, 589793000, time.FixedZone("x", 3600))
-	res := broker.PopResult{LeaseID: "lease", Group: "__QUEUE_MODE__", Claimed: 2, Messages: []broker.Message{
+	res := mq.PopResult{LeaseID: "lease", Group: "__QUEUE_MODE__", Claimed: 2, Messages: []mq.Message{
 		{ID: "a", TransactionID: "plain", Payload: []byte(`{"a":1}`), CreatedAt: created, PartitionID: "p1", Partition: "Default", Queue: "orders"},
 		{ID: "b", TransactionID: "tab\there <html> & é \u2028 \x01", TraceID: &trace, ProducerSub: &sub,
 			Payload: []byte(" {\"k\" : [1, 2,\n\t\"a b\"] } "), CreatedAt: created.Add(time.Microsecond), PartitionID: "p2",
@@ -89,7 +89,7 @@ func FuzzPopEncoding(f *testing.F) {
 		if !json.Valid(payload) {
 			return // the database stores only valid JSON
 		}
-		checkPopEncoding(t, broker.PopResult{LeaseID: key, Group: name, Claimed: 1, Messages: []broker.Message{
+		checkPopEncoding(t, mq.PopResult{LeaseID: key, Group: name, Claimed: 1, Messages: []mq.Message{
 			{ID: name, TransactionID: key, TraceID: &key, ProducerSub: &name, Payload: payload,
 				PartitionID: key, Partition: name, Queue: key, RetryCount: retries}}})
 	})

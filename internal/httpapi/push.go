@@ -4,8 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/queen-go/queen/internal/broker"
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 type pushBody struct {
@@ -51,14 +50,14 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 }
 
 // pushAnswer is the push answer body: one entry per item, in request order.
-func pushAnswer(items []broker.PushItem, res []broker.PushResult) []pushResultJSON {
+func pushAnswer(items []mq.PushItem, res []mq.PushResult) []pushResultJSON {
 	out := make([]pushResultJSON, len(res))
 	for i, o := range res {
 		e := pushResultJSON{Index: i, TransactionID: o.TransactionID, Status: o.Status, QueueName: items[i].Queue}
 		switch o.Status {
-		case store.StatusQueued:
+		case mq.StatusQueued:
 			e.MessageID, e.PartitionID, e.TraceID = o.MessageID, o.PartitionID, &jsonNull
-		case store.StatusDuplicate:
+		case mq.StatusDuplicate:
 			e.MessageID = o.MessageID
 		default:
 			e.Error = "queue full"
@@ -70,12 +69,12 @@ func pushAnswer(items []broker.PushItem, res []broker.PushResult) []pushResultJS
 
 // parsePushFast reads a push body in one pass (readRecords) when every item is valid;
 // ok=false leaves the body, and its answer, to the exact path.
-func parsePushFast(body []byte) (items []broker.PushItem, ok bool) {
+func parsePushFast(body []byte) (items []mq.PushItem, ok bool) {
 	_, recs, ok := readRecords(body, "items", nil, pushItemFields)
 	if !ok {
 		return nil, false
 	}
-	items = make([]broker.PushItem, 0, len(recs)/len(pushItemFields))
+	items = make([]mq.PushItem, 0, len(recs)/len(pushItemFields))
 	for f := 0; f < len(recs); f += len(pushItemFields) {
 		it := pushItemJSON{Queue: recs[f], Partition: recs[f+1], Payload: recs[f+2], TransactionID: recs[f+3]}
 		item, msg := pushItem(&it)
@@ -92,7 +91,7 @@ var pushItemFields = []string{"queue", "partition", "payload", "transactionId"}
 
 // parsePushItems validates every item before anything is written; the first failure is the
 // answer (data-api.md §2.1).
-func parsePushItems(body json.RawMessage) ([]broker.PushItem, string) {
+func parsePushItems(body json.RawMessage) ([]mq.PushItem, string) {
 	var pb pushBody
 	if !isObject(body) || json.Unmarshal(body, &pb) != nil || !isArray(pb.Items) {
 		return nil, "items array is required"
@@ -101,23 +100,23 @@ func parsePushItems(body json.RawMessage) ([]broker.PushItem, string) {
 }
 
 // pushItem validates one push item, in the order of data-api.md §2.1.
-func pushItem(it *pushItemJSON) (broker.PushItem, string) {
+func pushItem(it *pushItemJSON) (mq.PushItem, string) {
 	q, ok := asString(it.Queue)
 	if msg := nameError(q, ok, "Queue must be a string", "queue"); msg != "" {
-		return broker.PushItem{}, msg
+		return mq.PushItem{}, msg
 	}
 	p, ok := optString(it.Partition)
 	if msg := nameError(p, ok, "Partition must be a string", "partition"); msg != "" {
-		return broker.PushItem{}, msg
+		return mq.PushItem{}, msg
 	}
 	if len(it.Payload) == 0 {
-		return broker.PushItem{}, "payload is required"
+		return mq.PushItem{}, "payload is required"
 	}
 	tx, ok := optString(it.TransactionID)
 	if msg := nameError(tx, ok, "TransactionId must be a string", "transactionId"); msg != "" {
-		return broker.PushItem{}, msg
+		return mq.PushItem{}, msg
 	}
-	return broker.PushItem{Queue: q, Partition: p, TransactionID: tx, Payload: it.Payload}, ""
+	return mq.PushItem{Queue: q, Partition: p, TransactionID: tx, Payload: it.Payload}, ""
 }
 
 // nameError checks a decoded name field: notString when it was no string (ok=false), the

@@ -11,6 +11,7 @@ import (
 	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/maintenance"
 	"github.com/queen-go/queen/internal/metrics"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Config holds the HTTP layer's defaults.
@@ -69,7 +70,7 @@ func New(b *broker.Broker, cfg Config, log *slog.Logger) http.Handler {
 // detail is logged, never sent).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
-	case errors.Is(err, broker.ErrUnavailable):
+	case errors.Is(err, mq.ErrUnavailable):
 		writeError(w, http.StatusServiceUnavailable, "Database unavailable")
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/metrics"
-	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Status routes (admin-api.md §5, §8). Counters come from the stats job's tables, rates from
@@ -66,8 +66,8 @@ func bucketMinutes(from, to time.Time) int {
 }
 
 // queueFilter reads the queue, namespace and task filters.
-func queueFilter(q url.Values) store.QueueFilter {
-	return store.QueueFilter{Queue: queryFilter(q, "queue"), Namespace: queryFilter(q, "namespace"),
+func queueFilter(q url.Values) mq.QueueFilter {
+	return mq.QueueFilter{Queue: queryFilter(q, "queue"), Namespace: queryFilter(q, "namespace"),
 		Task: queryFilter(q, "task")}
 }
 
@@ -237,7 +237,7 @@ func (s *Server) statusQueues(w http.ResponseWriter, r *http.Request) {
 }
 
 // queueSummaries renders queues as the resource and status listings show them.
-func queueSummaries(qs []store.QueueSummary) []queueSummaryJSON {
+func queueSummaries(qs []mq.QueueSummary) []queueSummaryJSON {
 	out := make([]queueSummaryJSON, len(qs))
 	for i, q := range qs {
 		o := &out[i]

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 type txnBody struct {
@@ -63,7 +63,7 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.b.Transaction(r.Context(), entries, required, producerSub(r))
 	if err != nil {
-		if !errors.Is(err, broker.ErrUnavailable) {
+		if !errors.Is(err, mq.ErrUnavailable) {
 			s.log.Error("transaction failed", "err", err)
 		}
 		// The outcome may be unknown: the spec's 500 (transaction.md §7).

@@ -3,12 +3,12 @@ package httpapi
 import (
 	"encoding/json"
 
-	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // parseTransaction validates a transaction body in the order of transaction.md §2 and
 // flattens it (§3 step 3). A non-empty message is the 400 answer; nothing has been done.
-func parseTransaction(body json.RawMessage) ([]broker.TxnEntry, []string, string) {
+func parseTransaction(body json.RawMessage) ([]mq.TxnEntry, []string, string) {
 	var tb txnBody
 	if !isObject(body) || json.Unmarshal(body, &tb) != nil || !isArray(tb.Operations) {
 		return nil, nil, "operations array required"
@@ -38,7 +38,7 @@ func parseTransaction(body json.RawMessage) ([]broker.TxnEntry, []string, string
 	if !ok {
 		return nil, nil, "requiredLeases must be an array of strings"
 	}
-	var entries []broker.TxnEntry
+	var entries []mq.TxnEntry
 	for i, op := range ops {
 		if types[i] == "ack" {
 			group, _ := asString(op.ConsumerGroup)
@@ -48,7 +48,7 @@ func parseTransaction(body json.RawMessage) ([]broker.TxnEntry, []string, string
 			tx, _ := asString(op.TransactionID)
 			pid, _ := asString(op.PartitionID)
 			a := ackItem(tx, pid, op.ackJSON, "")
-			entries = append(entries, broker.TxnEntry{Ack: &a})
+			entries = append(entries, mq.TxnEntry{Ack: &a})
 			continue
 		}
 		items, msg := txnPushItems(&op)
@@ -68,32 +68,32 @@ type txnPushJSON struct {
 
 // txnPushItems validates one push operation: nested (it has "items") or flat (the operation
 // is the item).
-func txnPushItems(op *txnOpJSON) ([]broker.TxnEntry, string) {
+func txnPushItems(op *txnOpJSON) ([]mq.TxnEntry, string) {
 	if op.Items == nil {
 		// The operation was decoded with every item field, so it need not be decoded again.
 		e, msg := txnPushItem(&txnPushJSON{op.txnItemJSON, op.TransactionID})
-		return []broker.TxnEntry{e}, msg
+		return []mq.TxnEntry{e}, msg
 	}
 	return parseEach(op.Items, "items must be an array", "Each item must be an object", txnPushItem)
 }
 
 // txnPushItem validates one push item (transaction.md §1.1, §2 checks 8-12).
-func txnPushItem(it *txnPushJSON) (broker.TxnEntry, string) {
+func txnPushItem(it *txnPushJSON) (mq.TxnEntry, string) {
 	q, ok := optString(it.Queue)
 	if msg := nameError(q, ok, "Queue must be a string", "queue"); msg != "" {
-		return broker.TxnEntry{}, msg
+		return mq.TxnEntry{}, msg
 	}
 	p, ok := optString(it.Partition)
 	if msg := nameError(p, ok, "Partition must be a string", "partition"); msg != "" {
-		return broker.TxnEntry{}, msg
+		return mq.TxnEntry{}, msg
 	}
 	tx, ok := optString(it.TransactionID)
 	if msg := nameError(tx, ok, "TransactionId must be a string", "transactionId"); msg != "" {
-		return broker.TxnEntry{}, msg
+		return mq.TxnEntry{}, msg
 	}
 	trace, ok := optString(it.TraceID)
-	if !ok || (trace != "" && broker.CanonicalUUID(trace) == "") {
-		return broker.TxnEntry{}, "TraceId must be a valid UUID"
+	if !ok || (trace != "" && mq.CanonicalUUID(trace) == "") {
+		return mq.TxnEntry{}, "TraceId must be a valid UUID"
 	}
 	payload := it.Payload
 	if payload == nil {
@@ -102,8 +102,8 @@ func txnPushItem(it *txnPushJSON) (broker.TxnEntry, string) {
 	if payload == nil {
 		payload = json.RawMessage("{}")
 	}
-	return broker.TxnEntry{Push: broker.PushItem{Queue: q, Partition: p, TransactionID: tx, Payload: payload},
-		TraceID: broker.CanonicalUUID(trace)}, ""
+	return mq.TxnEntry{Push: mq.PushItem{Queue: q, Partition: p, TransactionID: tx, Payload: payload},
+		TraceID: mq.CanonicalUUID(trace)}, ""
 }
 
 // parseRequiredLeases accepts absent, null, or an array of strings.

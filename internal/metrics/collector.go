@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
 )
@@ -122,7 +123,7 @@ func (c *Collector) Request() {
 }
 
 // Pushed implements broker.Recorder.
-func (c *Collector) Pushed(items []broker.PushItem, out []broker.PushResult, took time.Duration, err error) {
+func (c *Collector) Pushed(items []mq.PushItem, out []mq.PushResult, took time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
@@ -135,7 +136,7 @@ func (c *Collector) Pushed(items []broker.PushItem, out []broker.PushResult, too
 		}
 	}
 	for _, o := range out {
-		if o.Status == store.StatusQueued {
+		if o.Status == mq.StatusQueued {
 			c.written++
 			m.w.PushMessages++
 			m.queue(o.Queue).PushMessages++
@@ -144,7 +145,7 @@ func (c *Collector) Pushed(items []broker.PushItem, out []broker.PushResult, too
 }
 
 // Popped implements broker.Recorder. Auto-acked deliveries also count as acknowledged.
-func (c *Collector) Popped(req broker.PopRequest, res broker.PopResult, took time.Duration, err error) {
+func (c *Collector) Popped(req mq.PopRequest, res mq.PopResult, took time.Duration, err error) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -186,7 +187,7 @@ func (c *Collector) Popped(req broker.PopRequest, res broker.PopResult, took tim
 
 // Acked implements broker.Recorder: an item succeeds when it was accepted with status
 // completed; every other item (rejected, failed, retry, dlq) counts as failed.
-func (c *Collector) Acked(items []broker.AckItem, res []broker.AckResult, took time.Duration, err error) {
+func (c *Collector) Acked(items []mq.AckItem, res []mq.AckResult, took time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
@@ -197,7 +198,7 @@ func (c *Collector) Acked(items []broker.AckItem, res []broker.AckResult, took t
 		if r.Queue != nil {
 			queue = *r.Queue
 		}
-		ok := r.Success && i < len(items) && items[i].Status == store.AckCompleted
+		ok := r.Success && i < len(items) && items[i].Status == mq.AckCompleted
 		c.ackItem(m, queue, ok, r.DLQ, seen)
 	}
 }
@@ -234,7 +235,7 @@ func (c *Collector) ackItem(m *minute, queue string, ok, dlq bool, seen map[stri
 
 // Transacted implements broker.Recorder. A rolled-back transaction counts as a transaction
 // of the queues it pushed to and nothing else.
-func (c *Collector) Transacted(entries []broker.TxnEntry, out broker.TxnOutcome, took time.Duration, err error) {
+func (c *Collector) Transacted(entries []mq.TxnEntry, out mq.TxnOutcome, took time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
@@ -256,7 +257,7 @@ func (c *Collector) Transacted(entries []broker.TxnEntry, out broker.TxnOutcome,
 			}
 			continue
 		}
-		ok := r.Index < len(entries) && entries[r.Index].Ack != nil && entries[r.Index].Ack.Status == store.AckCompleted
+		ok := r.Index < len(entries) && entries[r.Index].Ack != nil && entries[r.Index].Ack.Status == mq.AckCompleted
 		c.ackItem(m, r.Queue, ok, r.DLQ, acks)
 	}
 	for q := range touched {

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -44,7 +45,7 @@ func (c *Collector) flushLogged(ctx context.Context) {
 func (c *Collector) Sample() {
 	cpu := processCPU()
 	rss, _ := processMemory()
-	var pool store.PoolStats
+	var pool mq.PoolStats
 	if c.opts.Store != nil {
 		pool = c.opts.Store.Pool()
 	}
@@ -127,7 +128,7 @@ type Snapshot struct {
 	Uptime                      time.Duration
 	Requests, Messages          int64   // HTTP requests served, messages written
 	RequestRate, MessageRate    float64 // per second over the last minute
-	Pool                        store.PoolStats
+	Pool                        mq.PoolStats
 	RSS, HeapTotal, HeapUsed    int64
 	CPUUserMicros, CPUSysMicros int64
 	Parked                      int

@@ -3,37 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/queen-go/queen/internal/mq"
 )
-
-// Ack statuses after normalisation (concepts.md §8.1).
-const (
-	AckCompleted = "completed"
-	AckFailed    = "failed"
-	AckRetry     = "retry"
-	AckDLQ       = "dlq"
-)
-
-// AckItem is one acknowledgement. PartitionID is "" when the client's value is not a UUID
-// (the item then reports Message not found); LeaseID "" means lease-less.
-type AckItem struct {
-	PartitionID, TransactionID, Group string
-	Status                            string
-	LeaseID                           string
-	Error                             string
-}
-
-// AckResult is the verdict on one item (concepts.md §8.3), in request order.
-type AckResult struct {
-	Success          bool
-	Error            *string
-	Queue, Partition *string
-	LeaseReleased    bool
-	DLQ              bool
-	AlreadyCommitted bool
-}
 
 // Ack evaluates and applies acks in one database transaction; rejected items are reported.
-func (s *Store) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) {
+func (s *Store) Ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, error) {
 	out, err := s.ackItems(ctx, items, nil)
 	if err != nil {
 		return nil, fmt.Errorf("ack: %w", err)
@@ -44,12 +19,12 @@ func (s *Store) Ack(ctx context.Context, items []AckItem) ([]AckResult, error) {
 const sqlAck = `SELECT success, error, queue_name, partition_name, lease_released, dlq, already_committed
 	FROM qg_ack_items($1::uuid[], $2, $3, $4, $5::uuid[], $6, $7::uuid[], $8)`
 
-func (s *Store) ackItems(ctx context.Context, items []AckItem, required []string) ([]AckResult, error) {
+func (s *Store) ackItems(ctx context.Context, items []mq.AckItem, required []string) ([]mq.AckResult, error) {
 	a := ackArrays(items)
-	var out []AckResult
+	var out []mq.AckResult
 	err := s.queryRows(ctx, sqlAck, []any{uuidParam(a.pids), a.keys, a.groups, a.statuses, uuidParam(a.leases), a.errors, uuidParam(required), s.nowArg()},
 		func(row rowScanner) error {
-			var r AckResult
+			var r mq.AckResult
 			if err := row.Scan(&r.Success, &r.Error, &r.Queue, &r.Partition, &r.LeaseReleased, &r.DLQ, &r.AlreadyCommitted); err != nil {
 				return err
 			}
@@ -65,7 +40,7 @@ type ackArgs struct {
 }
 
 // ackArrays turns items into the column arrays qg_ack_items takes ("" → NULL where it means none).
-func ackArrays(items []AckItem) ackArgs {
+func ackArrays(items []mq.AckItem) ackArgs {
 	n := len(items)
 	a := ackArgs{pids: make([]*string, n), leases: make([]*string, n), errors: make([]*string, n),
 		keys: make([]string, n), groups: make([]string, n), statuses: make([]string, n)}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // An item without a partition (a NULL in the arrays; the HTTP routes refuse it earlier) is
@@ -13,7 +14,7 @@ import (
 func TestAckItemWithoutPartitionIsNotFound(t *testing.T) {
 	ctx := context.Background()
 	s := migratedSchema(t, "ack_nulls")
-	if _, err := s.Push(ctx, []PushItem{
+	if _, err := s.Push(ctx, []PushRow{
 		{Queue: "acks", Partition: "Default", Key: "k1", ID: uuid.NewString(), Payload: []byte(`1`)},
 		{Queue: "acks", Partition: "Default", Key: "k2", ID: uuid.NewString(), Payload: []byte(`2`)},
 	}); err != nil {
@@ -24,7 +25,7 @@ func TestAckItemWithoutPartitionIsNotFound(t *testing.T) {
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("pop: %v, %d messages", err, len(msgs))
 	}
-	res, err := s.Ack(ctx, []AckItem{
+	res, err := s.Ack(ctx, []mq.AckItem{
 		{PartitionID: msgs[0].PartitionID, TransactionID: "k1", Group: "__QUEUE_MODE__", Status: "completed", LeaseID: lease},
 		{TransactionID: "k2", Group: "__QUEUE_MODE__", Status: "completed", LeaseID: lease},
 	})

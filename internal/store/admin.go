@@ -100,6 +100,3 @@ func matchesNothing(args []any) bool {
 func scanInto(dest any) func(rowScanner) error {
 	return func(r rowScanner) error { return r.Scan(dest) }
 }
-
-// Page bounds a listing: at most Limit rows after skipping Offset.
-type Page struct{ Limit, Offset int }

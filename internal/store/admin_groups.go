@@ -4,37 +4,14 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/queen-go/queen/internal/mq"
 )
 
-// GroupSummary is one (consumer group, queue) pair of the consumer-group listing.
-type GroupSummary struct {
-	Group, Queue          string
-	Members               int64 // partitions where the group has a cursor
-	PartitionsWithLag     int64
-	TotalLag              int64
-	MaxTimeLag            int64 // seconds
-	EverConsumed          bool
-	SubscriptionMode      *string
-	SubscriptionTimestamp *time.Time
-	SubscriptionCreatedAt *time.Time
-}
-
-// PairLag is the lag of one (partition, consumer group) pair.
-type PairLag struct {
-	Group, Queue, Partition string
-	PartitionID             string
-	LeaseID                 *string // the live lease, nil when none
-	OffsetLag               int64
-	TimeLag                 int64 // seconds
-	OldestUnconsumed        *time.Time
-	LastConsumed            *time.Time
-	TotalConsumed           int64
-}
-
 // ConsumerGroups lists every (group, queue) pair known from cursors or registrations.
-func (s *Store) ConsumerGroups(ctx context.Context) ([]GroupSummary, error) {
+func (s *Store) ConsumerGroups(ctx context.Context) ([]mq.GroupSummary, error) {
 	out, err := queryAll(ctx, s, "SELECT * FROM qg_consumer_groups($1)", []any{s.nowArg()},
-		func(r rowScanner, g *GroupSummary) error {
+		func(r rowScanner, g *mq.GroupSummary) error {
 			return r.Scan(&g.Group, &g.Queue, &g.Members, &g.PartitionsWithLag, &g.TotalLag, &g.MaxTimeLag,
 				&g.EverConsumed, &g.SubscriptionMode, &g.SubscriptionTimestamp, &g.SubscriptionCreatedAt)
 		})
@@ -45,9 +22,9 @@ func (s *Store) ConsumerGroups(ctx context.Context) ([]GroupSummary, error) {
 }
 
 // LaggingPairs lists the pairs whose time lag is at least minLag seconds, most lagging first.
-func (s *Store) LaggingPairs(ctx context.Context, minLag int64) ([]PairLag, error) {
+func (s *Store) LaggingPairs(ctx context.Context, minLag int64) ([]mq.PairLag, error) {
 	out, err := queryAll(ctx, s, "SELECT * FROM qg_lagging_pairs($1, $2)", []any{minLag, s.nowArg()},
-		func(r rowScanner, p *PairLag) error {
+		func(r rowScanner, p *mq.PairLag) error {
 			return r.Scan(&p.Group, &p.Queue, &p.Partition, &p.PartitionID, &p.LeaseID, &p.OffsetLag, &p.TimeLag,
 				&p.OldestUnconsumed, &p.LastConsumed)
 		})
@@ -59,9 +36,9 @@ func (s *Store) LaggingPairs(ctx context.Context, minLag int64) ([]PairLag, erro
 
 // ConsumerGroupPairs lists one group's cursors on every queue, by queue and partition name;
 // none means the group is unknown.
-func (s *Store) ConsumerGroupPairs(ctx context.Context, group string) ([]PairLag, error) {
+func (s *Store) ConsumerGroupPairs(ctx context.Context, group string) ([]mq.PairLag, error) {
 	out, err := queryAll(ctx, s, "SELECT * FROM qg_consumer_group_detail($1, $2)", []any{group, s.nowArg()},
-		func(r rowScanner, p *PairLag) error {
+		func(r rowScanner, p *mq.PairLag) error {
 			p.Group = group
 			return r.Scan(&p.Queue, &p.Partition, &p.LeaseID, &p.LastConsumed, &p.TotalConsumed, &p.OffsetLag, &p.TimeLag)
 		})

@@ -5,36 +5,12 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/mq"
 )
-
-// QueueOptions are the 16 options of a queue (concepts.md §2.2), in their JSON names.
-type QueueOptions struct {
-	LeaseTime                 int  `json:"leaseTime"`
-	RetryLimit                int  `json:"retryLimit"`
-	RetryDelay                int  `json:"retryDelay"`
-	Priority                  int  `json:"priority"`
-	MaxSize                   int  `json:"maxSize"`
-	TTL                       int  `json:"ttl"`
-	DeadLetterQueue           bool `json:"deadLetterQueue"`
-	DLQAfterMaxRetries        bool `json:"dlqAfterMaxRetries"`
-	DelayedProcessing         int  `json:"delayedProcessing"`
-	WindowBuffer              int  `json:"windowBuffer"`
-	RetentionSeconds          int  `json:"retentionSeconds"`
-	CompletedRetentionSeconds int  `json:"completedRetentionSeconds"`
-	RetentionEnabled          bool `json:"retentionEnabled"`
-	EncryptionEnabled         bool `json:"encryptionEnabled"`
-	MaxWaitTimeSeconds        int  `json:"maxWaitTimeSeconds"`
-	DedupWindowSeconds        int  `json:"dedupWindowSeconds"`
-}
-
-// DefaultQueueOptions are the options of a queue nobody configured.
-func DefaultQueueOptions() QueueOptions {
-	return QueueOptions{LeaseTime: 300, RetryLimit: 3, RetryDelay: 1000, TTL: 3600, DedupWindowSeconds: 900}
-}
 
 // Configure creates the queue or replaces its configuration, and ensures partition Default.
 // It returns the queue id and the Default partition id.
-func (s *Store) Configure(ctx context.Context, name, namespace, task string, opts QueueOptions) (queueID, partitionID string, err error) {
+func (s *Store) Configure(ctx context.Context, name, namespace, task string, opts mq.QueueOptions) (queueID, partitionID string, err error) {
 	err = s.withConn(ctx, func(c *pgxpool.Conn) error {
 		return c.QueryRow(ctx, "SELECT queue_id::text, partition_id::text FROM qg_configure($1, $2, $3, $4)",
 			name, namespace, task, opts).Scan(&queueID, &partitionID)

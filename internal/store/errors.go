@@ -7,11 +7,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/queen-go/queen/internal/mq"
 )
-
-// ErrUnavailable means the database could not be reached within the connection timeout, or
-// refused or dropped the work (shutdown, recovery, read-only, network failure).
-var ErrUnavailable = errors.New("database unavailable")
 
 // Error codes raised by our own PL/pgSQL functions.
 const (
@@ -26,7 +23,7 @@ const (
 
 // classify turns driver errors that mean "the database is not there" into ErrUnavailable.
 func classify(err error) error {
-	if err == nil || errors.Is(err, ErrUnavailable) {
+	if err == nil || errors.Is(err, mq.ErrUnavailable) {
 		return err
 	}
 	var pgErr *pgconn.PgError
@@ -35,7 +32,7 @@ func classify(err error) error {
 		case strings.HasPrefix(pgErr.Code, "08"), // connection exception
 			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // shutdown, crash, cannot connect now
 			pgErr.Code == "25006": // read-only transaction (standby, recovery)
-			return errors.Join(ErrUnavailable, err)
+			return errors.Join(mq.ErrUnavailable, err)
 		}
 		return err
 	}
@@ -43,7 +40,7 @@ func classify(err error) error {
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &connErr) || errors.As(err, &netErr) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err) {
-		return errors.Join(ErrUnavailable, err)
+		return errors.Join(mq.ErrUnavailable, err)
 	}
 	return err
 }

@@ -8,13 +8,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Lease extension outcomes.
-const (
-	LeaseExtended = "extended"
-	LeaseNotFound = "not_found"
-	LeaseExpired  = "expired"
-)
-
 // ExtendLease pushes the expiry of a live lease to at least now+seconds on every pair that
 // holds it; it returns the earliest resulting expiry and the outcome.
 func (s *Store) ExtendLease(ctx context.Context, leaseID string, seconds int) (time.Time, string, error) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // WorkerMinute is what one instance did in one minute since its previous flush: counters are
@@ -97,21 +98,14 @@ func (s *Store) FlushMetrics(ctx context.Context, in Instance, workers []WorkerM
 	return wrap("flush metrics", err)
 }
 
-// Sample is one value of a cluster-wide Prometheus family; Labels alternate names and values.
-type Sample struct {
-	Family string
-	Labels []string
-	Value  float64
-}
-
 var (
 	sqlMetricsFlush   = query("metrics_flush")
 	sqlMetricsCluster = query("metrics_cluster")
 )
 
 // ClusterMetrics reads the cluster-wide Prometheus families with one query (admin-api.md §11.2).
-func (s *Store) ClusterMetrics(ctx context.Context) ([]Sample, error) {
-	out, err := queryAll(ctx, s, sqlMetricsCluster, []any{s.nowArg()}, func(r rowScanner, m *Sample) error {
+func (s *Store) ClusterMetrics(ctx context.Context) ([]mq.Sample, error) {
+	out, err := queryAll(ctx, s, sqlMetricsCluster, []any{s.nowArg()}, func(r rowScanner, m *mq.Sample) error {
 		return r.Scan(&m.Family, &m.Labels, &m.Value)
 	})
 	if err != nil {
@@ -120,18 +114,9 @@ func (s *Store) ClusterMetrics(ctx context.Context) ([]Sample, error) {
 	return out, nil
 }
 
-// PoolStats describes this instance's connection pool.
-type PoolStats struct {
-	Max      int32 // DB_POOL_SIZE
-	Open     int32 // connections open now
-	Idle     int32
-	Acquired int32 // in use
-	Waiting  int32 // being established; requests wait on these
-}
-
 // Pool reports the connection pool's state without touching the database.
-func (s *Store) Pool() PoolStats {
+func (s *Store) Pool() mq.PoolStats {
 	st := s.pool.Stat()
-	return PoolStats{Max: st.MaxConns(), Open: st.TotalConns(), Idle: st.IdleConns(),
+	return mq.PoolStats{Max: st.MaxConns(), Open: st.TotalConns(), Idle: st.IdleConns(),
 		Acquired: st.AcquiredConns(), Waiting: st.ConstructingConns()}
 }

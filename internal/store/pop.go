@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // PopRequest selects what a pop may claim (data-api.md §3). Queue, Partition, Namespace and
@@ -19,38 +21,23 @@ type PopRequest struct {
 	SubscriptionFrom  *time.Time // with mode timestamp
 }
 
-// Message is one delivered message.
-type Message struct {
-	ID            string
-	TransactionID string
-	TraceID       *string
-	Payload       []byte // JSON text
-	ProducerSub   *string
-	CreatedAt     time.Time
-	PartitionID   string
-	Partition     string
-	Queue         string
-	RetryCount    int
-	Encrypted     bool // Payload is an encryption envelope
-}
-
 const sqlPop = `SELECT id::text, transaction_id, trace_id::text, payload, producer_sub, created_at,
 	partition_id::text, partition_name, queue_name, retry_count, encrypted
 	FROM qg_pop($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12)`
 
 // Pop claims and returns deliverable messages; none is not an error.
-func (s *Store) Pop(ctx context.Context, r PopRequest) ([]Message, error) {
+func (s *Store) Pop(ctx context.Context, r PopRequest) ([]mq.Message, error) {
 	var lease any
 	if !r.AutoAck {
 		lease = r.LeaseID
 	}
 	args := []any{nullIfEmpty(r.Queue), nullIfEmpty(r.Partition), nullIfEmpty(r.Namespace), nullIfEmpty(r.Task),
 		r.Group, r.Batch, r.Partitions, r.AutoAck, lease, r.SubscriptionMode, r.SubscriptionFrom, s.nowArg()}
-	var out []Message
+	var out []mq.Message
 	run := func() error {
 		out = out[:0]
 		return s.queryRows(ctx, sqlPop, args, func(row rowScanner) error {
-			var m Message
+			var m mq.Message
 			var payload string
 			if err := row.Scan(&m.ID, &m.TransactionID, &m.TraceID, &payload, &m.ProducerSub, &m.CreatedAt,
 				&m.PartitionID, &m.Partition, &m.Queue, &m.RetryCount, &m.Encrypted); err != nil {

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // PushItem is one message to write. Key is the idempotency key (the message id when the
 // producer gave none); Payload is JSON text.
-type PushItem struct {
+type PushRow struct {
 	Queue, Partition, Key string
 	ID                    string
 	Payload               []byte
@@ -18,30 +19,12 @@ type PushItem struct {
 	ProducerSub           *string // JWT sub of the producer, nil without one
 }
 
-// Push statuses.
-const (
-	StatusQueued    = "queued"
-	StatusDuplicate = "duplicate"
-	StatusFailed    = "failed"
-)
-
-// PushResult is the outcome of one item, in request order.
-type PushResult struct {
-	Status      string // queued | duplicate | failed (queue full)
-	MessageID   string // the stored message (queued) or the one holding the key (duplicate)
-	PartitionID string
-	Queue       string
-	// TransactionID is the key the item was written under: the producer's, or the minted
-	// message id when it gave none. The broker fills it in.
-	TransactionID string
-}
-
 // Push writes items in one database transaction (data-api.md §2.2): taken keys report
 // duplicate, a full queue reports failed per item. Missing queues and partitions are created
 // first in their own committed step, only when the push finds some missing.
-func (s *Store) Push(ctx context.Context, items []PushItem) ([]PushResult, error) {
+func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, error) {
 	c := pushColumns(items)
-	var out []PushResult
+	var out []mq.PushResult
 	run := func() error {
 		out = out[:0]
 		known := s.partitions.lookup(c.pairQueues, c.pairParts) // nil: resolve the names
@@ -52,9 +35,9 @@ func (s *Store) Push(ctx context.Context, items []PushItem) ([]PushResult, error
 			}
 			status := p.status
 			if status == "taken" {
-				status = StatusDuplicate
+				status = mq.StatusDuplicate
 			}
-			out = append(out, PushResult{Status: status, MessageID: p.mid, PartitionID: p.pid, Queue: p.qname})
+			out = append(out, mq.PushResult{Status: status, MessageID: p.mid, PartitionID: p.pid, Queue: p.qname})
 			return nil
 		})
 		switch {
@@ -142,7 +125,7 @@ type pushCols struct {
 	pairOf                             []int32
 }
 
-func pushColumns(items []PushItem) pushCols {
+func pushColumns(items []PushRow) pushCols {
 	n := len(items)
 	c := pushCols{queues: make([]string, n), parts: make([]string, n), keys: make([]string, n),
 		ids: make([]string, n), payloads: make([]string, n), encrypted: make([]bool, n), subs: make([]*string, n),

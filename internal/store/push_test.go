@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // One call naming several (queue, partition) pairs, interleaved and repeated, some of them
@@ -14,10 +15,10 @@ func TestPushResolvesEachItemsPartition(t *testing.T) {
 	ctx := context.Background()
 	s := migratedSchema(t, "push_pairs")
 	pairs := [][2]string{{"pairs-a", "p1"}, {"pairs-b", "p1"}, {"pairs-a", "p2"}, {"pairs-a", "p1"}, {"pairs-b", "p1"}, {"pairs-c", "Default"}}
-	var items []PushItem
+	var items []PushRow
 	for i := range 4 {
 		for _, p := range pairs {
-			items = append(items, PushItem{Queue: p[0], Partition: p[1], Key: fmt.Sprint("k-", i, "-", p[0], "-", p[1], "-", len(items)),
+			items = append(items, PushRow{Queue: p[0], Partition: p[1], Key: fmt.Sprint("k-", i, "-", p[0], "-", p[1], "-", len(items)),
 				ID: uuid.NewString(), Payload: []byte(`{}`)})
 		}
 	}
@@ -34,7 +35,7 @@ func TestPushResolvesEachItemsPartition(t *testing.T) {
 			WHERE p.id = $1`, r.PartitionID).Scan(&queue, &partition); err != nil {
 			t.Fatal(err)
 		}
-		if r.Status != StatusQueued || queue != items[i].Queue || partition != items[i].Partition || r.Queue != items[i].Queue {
+		if r.Status != mq.StatusQueued || queue != items[i].Queue || partition != items[i].Partition || r.Queue != items[i].Queue {
 			t.Fatalf("item %d (%s/%s): %+v in %s/%s", i, items[i].Queue, items[i].Partition, r, queue, partition)
 		}
 	}
@@ -47,10 +48,10 @@ func TestPushAfterItsPartitionWasDeletedWritesToTheNewOne(t *testing.T) {
 	ctx := context.Background()
 	s, other := migratedSchema(t, "push_cache"), openSchema(t, "push_cache")
 	const queue = "cached"
-	push := func(key string) PushResult {
+	push := func(key string) mq.PushResult {
 		t.Helper()
-		res, err := s.Push(ctx, []PushItem{{Queue: queue, Partition: "p", Key: key, ID: uuid.NewString(), Payload: []byte(`1`)}})
-		if err != nil || len(res) != 1 || res[0].Status != StatusQueued {
+		res, err := s.Push(ctx, []PushRow{{Queue: queue, Partition: "p", Key: key, ID: uuid.NewString(), Payload: []byte(`1`)}})
+		if err != nil || len(res) != 1 || res[0].Status != mq.StatusQueued {
 			t.Fatalf("push %s: %v %+v", key, err, res)
 		}
 		return res[0]

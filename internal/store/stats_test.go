@@ -20,7 +20,7 @@ func TestStatsBatchJoinsItsIDsInsteadOfFilteringByThem(t *testing.T) {
 	ctx := context.Background()
 	s := migratedSchema(t, "stats_plans")
 	for i := range 3 {
-		if _, err := s.Push(ctx, []PushItem{{Queue: "plans", Partition: fmt.Sprint("p", i), Key: "k", ID: uuid.NewString(), Payload: []byte(`1`)}}); err != nil {
+		if _, err := s.Push(ctx, []PushRow{{Queue: "plans", Partition: fmt.Sprint("p", i), Key: "k", ID: uuid.NewString(), Payload: []byte(`1`)}}); err != nil {
 			t.Fatal(err)
 		}
 	}

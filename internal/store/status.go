@@ -3,66 +3,9 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/queen-go/queen/internal/mq"
 )
-
-// QueueFilter selects queues by name, namespace and task; an empty field matches any.
-type QueueFilter struct{ Queue, Namespace, Task string }
-
-func (f QueueFilter) args() []any {
-	return []any{nullIfEmpty(f.Queue), nullIfEmpty(f.Namespace), nullIfEmpty(f.Task)}
-}
-
-// StatusOverview is what GET /api/v1/status shows for a window and a filter.
-type StatusOverview struct {
-	Counters         Counters
-	DLQPartitions    int64      // partitions with DLQ entries
-	ActiveLeases     int64      // live leases
-	LeasedPartitions int64      // partitions with a live lease
-	LeasedMessages   int64      // messages in live leased batches
-	StatsAt          *time.Time // when the stats job last finished; nil before its first run
-	Queues           []QueueRef
-	TopErrors        []ErrorCount
-	Throughput       []ThroughputPoint
-	Window           WindowTotals
-	Workers          []WorkerSeen
-}
-
-// QueueRef is a queue with its partition count and the messages its consumers consumed.
-type QueueRef struct {
-	ID, Name, Namespace, Task string
-	Partitions, Consumed      int64
-}
-
-// ErrorCount is a DLQ reason and its number of entries.
-type ErrorCount struct {
-	Error string
-	Count int64
-}
-
-// ThroughputPoint is one bucket of the status throughput series.
-type ThroughputPoint struct {
-	At                             time.Time
-	Ingested, Processed, Popped    int64
-	AvgLagMs, MaxLagMs             float64
-	DBErrors, AckFailed, DLQ       int64
-	CPUUserPct, CPUSysPct          float64
-	RSSBytes                       int64
-	PoolActive, PoolIdle, PoolSize float64
-}
-
-// WindowTotals are request and message counts over a window.
-type WindowTotals struct {
-	PushRequests, PopRequests, AckRequests int64
-	PushMessages, PopMessages, AckMessages int64
-	AckSuccess, AckFailed, DLQ, DBErrors   int64
-}
-
-// WorkerSeen is a broker instance that flushed metrics in a window.
-type WorkerSeen struct {
-	Hostname, WorkerID string
-	PID                int
-	LastSeen           time.Time
-}
 
 var (
 	sqlStatusCounts    = query("status_counts")
@@ -75,9 +18,9 @@ var (
 
 // StatusOverview reads the status of the queues matching f from the stats tables and the
 // per-minute metrics between from and to, in buckets of bucketMinutes: one round trip.
-func (s *Store) StatusOverview(ctx context.Context, f QueueFilter, from, to time.Time, bucketMinutes int) (StatusOverview, error) {
-	var o StatusOverview
-	fa := f.args()
+func (s *Store) StatusOverview(ctx context.Context, f mq.QueueFilter, from, to time.Time, bucketMinutes int) (mq.StatusOverview, error) {
+	var o mq.StatusOverview
+	fa := filterArgs(f)
 	err := s.queryBatch(ctx,
 		batchQuery{sqlStatusCounts, fa, func(r rowScanner) error {
 			c := &o.Counters
@@ -85,19 +28,19 @@ func (s *Store) StatusOverview(ctx context.Context, f QueueFilter, from, to time
 				&o.ActiveLeases, &o.LeasedPartitions, &o.LeasedMessages, &o.StatsAt)
 		}},
 		batchQuery{sqlStatusQueueList, fa, func(r rowScanner) error {
-			var q QueueRef
+			var q mq.QueueRef
 			err := r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.Partitions, &q.Consumed)
 			o.Queues = append(o.Queues, q)
 			return err
 		}},
 		batchQuery{sqlStatusTopErrors, fa, func(r rowScanner) error {
-			var e ErrorCount
+			var e mq.ErrorCount
 			err := r.Scan(&e.Error, &e.Count)
 			o.TopErrors = append(o.TopErrors, e)
 			return err
 		}},
 		batchQuery{sqlStatusThrough, append([]any{from, to, bucketMinutes}, fa...), func(r rowScanner) error {
-			var p ThroughputPoint
+			var p mq.ThroughputPoint
 			err := r.Scan(&p.At, &p.Ingested, &p.Processed, &p.Popped, &p.AvgLagMs, &p.MaxLagMs, &p.DBErrors,
 				&p.AckFailed, &p.DLQ, &p.CPUUserPct, &p.CPUSysPct, &p.RSSBytes, &p.PoolActive, &p.PoolIdle, &p.PoolSize)
 			o.Throughput = append(o.Throughput, p)
@@ -109,7 +52,7 @@ func (s *Store) StatusOverview(ctx context.Context, f QueueFilter, from, to time
 				&w.AckMessages, &w.AckSuccess, &w.AckFailed, &w.DLQ, &w.DBErrors)
 		}},
 		batchQuery{sqlStatusWorkers, []any{from, to}, func(r rowScanner) error {
-			var w WorkerSeen
+			var w mq.WorkerSeen
 			err := r.Scan(&w.Hostname, &w.WorkerID, &w.PID, &w.LastSeen)
 			o.Workers = append(o.Workers, w)
 			return err
@@ -121,36 +64,13 @@ func (s *Store) StatusOverview(ctx context.Context, f QueueFilter, from, to time
 var sqlStatusQueues = query("status_queues")
 
 // StatusQueues lists queues by name with their counters.
-func (s *Store) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]QueueSummary, error) {
+func (s *Store) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error) {
 	out, err := queryAll(ctx, s, sqlStatusQueues, []any{nullIfEmpty(namespace), nullIfEmpty(task), limit, offset},
-		func(r rowScanner, q *QueueSummary) error {
+		func(r rowScanner, q *mq.QueueSummary) error {
 			return r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.Partitions, &q.Total,
 				&q.Pending, &q.Processing)
 		})
 	return out, wrap("status queues", err)
-}
-
-// QueueStatus is one queue with its configuration, counters and partitions.
-type QueueStatus struct {
-	ID, Name, Namespace, Task string
-	Priority                  int
-	CreatedAt                 time.Time
-	LeaseTime, RetryLimit     int
-	RetryDelay, TTL, MaxSize  int
-	DeadLetterQueue           bool
-	Totals                    Counters
-	Partitions                []PartitionStatus
-}
-
-// PartitionStatus is one partition with its counters.
-type PartitionStatus struct {
-	ID, Name                     string
-	CreatedAt                    time.Time
-	Counters                     Counters
-	ConsumerGroups, ActiveLeases int
-	Consumed, Batches            int64
-	LastActivity                 *time.Time
-	Oldest, Newest               *time.Time
 }
 
 var (
@@ -159,7 +79,7 @@ var (
 )
 
 // StatusQueue reads one queue by name; found is false when there is no such queue.
-func (s *Store) StatusQueue(ctx context.Context, name string) (q QueueStatus, found bool, err error) {
+func (s *Store) StatusQueue(ctx context.Context, name string) (q mq.QueueStatus, found bool, err error) {
 	err = s.queryBatch(ctx,
 		batchQuery{sqlStatusQueue, []any{name}, func(r rowScanner) error {
 			found = true
@@ -169,7 +89,7 @@ func (s *Store) StatusQueue(ctx context.Context, name string) (q QueueStatus, fo
 				&t.Processing, &t.DeadLetter)
 		}},
 		batchQuery{sqlStatusPartitions, []any{name}, func(r rowScanner) error {
-			var p PartitionStatus
+			var p mq.PartitionStatus
 			c := &p.Counters
 			err := r.Scan(&p.ID, &p.Name, &p.CreatedAt, &c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter,
 				&p.ConsumerGroups, &p.ActiveLeases, &p.Consumed, &p.Batches, &p.LastActivity, &p.Oldest, &p.Newest)
@@ -180,13 +100,6 @@ func (s *Store) StatusQueue(ctx context.Context, name string) (q QueueStatus, fo
 	return q, found, wrap("status queue", err)
 }
 
-// QueueMessage is a stored message in the status message listing.
-type QueueMessage struct {
-	ID, TransactionID, PartitionID string
-	Queue, Partition, Status       string
-	CreatedAt                      time.Time
-}
-
 var (
 	sqlQueueExists    = query("queue_exists")
 	sqlStatusMessages = query("status_queue_messages")
@@ -194,11 +107,11 @@ var (
 
 // StatusQueueMessages lists a queue's stored messages, newest first, with their state; found
 // is false when there is no such queue.
-func (s *Store) StatusQueueMessages(ctx context.Context, queue string, limit, offset int) (out []QueueMessage, found bool, err error) {
+func (s *Store) StatusQueueMessages(ctx context.Context, queue string, limit, offset int) (out []mq.QueueMessage, found bool, err error) {
 	err = s.queryBatch(ctx,
 		batchQuery{sqlQueueExists, []any{queue}, scanInto(&found)},
 		batchQuery{sqlStatusMessages, []any{queue, limit, offset, s.nowArg()}, func(r rowScanner) error {
-			var m QueueMessage
+			var m mq.QueueMessage
 			err := r.Scan(&m.ID, &m.TransactionID, &m.PartitionID, &m.Queue, &m.Partition, &m.Status, &m.CreatedAt)
 			out = append(out, m)
 			return err
@@ -207,19 +120,13 @@ func (s *Store) StatusQueueMessages(ctx context.Context, queue string, limit, of
 	return out, found, wrap("status queue messages", err)
 }
 
-// CountPoint is a count in a time bucket.
-type CountPoint struct {
-	At time.Time
-	N  int64
-}
-
 var sqlStatusAnalytics = query("status_analytics")
 
 // MessagesWritten counts the messages written per unit (minute, hour or day) between from and
 // to into the queues matching f, every bucket included.
-func (s *Store) MessagesWritten(ctx context.Context, f QueueFilter, unit string, from, to time.Time) ([]CountPoint, error) {
-	out, err := queryAll(ctx, s, sqlStatusAnalytics, append([]any{from, to, unit}, f.args()...),
-		func(r rowScanner, p *CountPoint) error { return r.Scan(&p.At, &p.N) })
+func (s *Store) MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, from, to time.Time) ([]mq.CountPoint, error) {
+	out, err := queryAll(ctx, s, sqlStatusAnalytics, append([]any{from, to, unit}, filterArgs(f)...),
+		func(r rowScanner, p *mq.CountPoint) error { return r.Scan(&p.At, &p.N) })
 	return out, wrap("messages written", err)
 }
 
@@ -230,4 +137,9 @@ func (s *Store) Now() time.Time {
 		return s.clock()
 	}
 	return time.Now()
+}
+
+// filterArgs are a queue filter's statement parameters (NULL when empty).
+func filterArgs(f mq.QueueFilter) []any {
+	return []any{nullIfEmpty(f.Queue), nullIfEmpty(f.Namespace), nullIfEmpty(f.Task)}
 }

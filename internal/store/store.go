@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Options configure the connection pool.
@@ -102,7 +103,7 @@ func (s *Store) withConn(ctx context.Context, fn func(*pgxpool.Conn) error) erro
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: %v", mq.ErrUnavailable, err)
 	}
 	defer c.Release()
 	return classify(fn(c))

@@ -6,41 +6,21 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // TxnPush is one flattened push entry of a transaction.
 type TxnPush struct {
 	Index   int // flattened position
-	Item    PushItem
+	Item    PushRow
 	TraceID string // "" for none
 }
 
 // TxnAck is one flattened ack entry of a transaction.
 type TxnAck struct {
 	Index int
-	Ack   AckItem
+	Ack   mq.AckItem
 }
-
-// TxnResult is one committed entry (transaction.md §6), in flattened order.
-type TxnResult struct {
-	Index            int
-	Kind             string // push | ack
-	Duplicate        bool   // push: an earlier entry of the bundle had the same key
-	MessageID        string
-	PartitionID      string
-	Queue            string
-	DLQ              bool
-	AlreadyCommitted bool
-	LeaseReleased    bool // ack: the pair holds no live lease afterwards
-	// TransactionID is the key a push used, or the acked message's. The broker fills it in.
-	TransactionID string
-}
-
-// RollbackError is a transaction the database rolled back; Message is the spec's error text
-// (QTXN, QDUP, QFULL, QLEASE, QBATCH or QDB …).
-type RollbackError struct{ Message string }
-
-func (e *RollbackError) Error() string { return e.Message }
 
 // Transaction applies pushes and acks in one database transaction (transaction.md §3).
 // Missing queues and partitions of the pushes are created first in their own committed step,
@@ -49,14 +29,14 @@ func (e *RollbackError) Error() string { return e.Message }
 //
 // tenant is the caller's tenant ("" is the default one): an ack of a message in another
 // tenant's queue is reported as unknown (QTXN).
-func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string, tenant string) ([]TxnResult, error) {
+func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string, tenant string) ([]mq.TxnResult, error) {
 	n := len(pushes)
-	pIdx, items, traces := make([]int32, n), make([]PushItem, n), make([]*string, n)
+	pIdx, items, traces := make([]int32, n), make([]PushRow, n), make([]*string, n)
 	for i, p := range pushes {
 		pIdx[i], items[i], traces[i] = int32(p.Index), p.Item, strPtr(p.TraceID)
 	}
 	c := pushColumns(items)
-	ackItems := make([]AckItem, len(acks))
+	ackItems := make([]mq.AckItem, len(acks))
 	aIdx := make([]int32, len(acks))
 	for i, a := range acks {
 		ackItems[i], aIdx[i] = a.Ack, int32(a.Index)
@@ -64,16 +44,16 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 	a := ackArrays(ackItems)
 	args := []any{pIdx, c.queues, c.parts, c.keys, uuidParam(c.ids), c.payloads, c.encrypted, traces,
 		aIdx, uuidParam(a.pids), a.keys, a.groups, a.statuses, uuidParam(a.leases), a.errors, uuidParam(required), producerSub, s.nowArg(), tenant}
-	var out []TxnResult
+	var out []mq.TxnResult
 	run := func() error {
 		out = out[:0]
 		return s.queryRows(ctx, sqlTransaction, args, func(row rowScanner) error {
-			var r TxnResult
+			var r mq.TxnResult
 			var status, mid, pid *string
 			if err := row.Scan(&r.Index, &r.Kind, &status, &mid, &pid, &r.Queue, &r.DLQ, &r.AlreadyCommitted, &r.LeaseReleased); err != nil {
 				return err
 			}
-			r.Duplicate = status != nil && *status == StatusDuplicate
+			r.Duplicate = status != nil && *status == mq.StatusDuplicate
 			r.MessageID, r.PartitionID = deref(mid), deref(pid)
 			out = append(out, r)
 			return nil
@@ -85,12 +65,12 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 	}
 	var pgErr *pgconn.PgError
 	switch {
-	case errors.Is(err, ErrUnavailable) || !errors.As(err, &pgErr):
+	case errors.Is(err, mq.ErrUnavailable) || !errors.As(err, &pgErr):
 		return nil, fmt.Errorf("transaction: %w", err)
 	case isRollbackCode(pgErr.Code):
-		return nil, &RollbackError{Message: pgErr.Message}
+		return nil, &mq.RollbackError{Message: pgErr.Message}
 	default:
-		return nil, &RollbackError{Message: "QDB " + pgErr.Message + "; transaction rolled back"}
+		return nil, &mq.RollbackError{Message: "QDB " + pgErr.Message + "; transaction rolled back"}
 	}
 }
 

@@ -1,0 +1,85 @@
+package mq
+
+import "time"
+
+// Window is a time range read in buckets of BucketMinutes.
+type Window struct {
+	From, To      time.Time
+	BucketMinutes int
+}
+
+// WorkerPoint is what one broker instance did in one bucket.
+type WorkerPoint struct {
+	At                                            time.Time
+	Hostname, WorkerID                            string
+	PID, Minutes                                  int
+	Requests, PushRequests, PopRequests, PopEmpty int64
+	AckRequests, Transactions                     int64
+	PushMessages, PopMessages, AckMessages        int64
+	AckSuccess, AckFailed, DBErrors, DLQ          int64
+	PushMsSum, PushMsMax, PopMsSum, PopMsMax      float64
+	AckMsSum, AckMsMax, TxnMsSum, TxnMsMax        float64
+	CPUUserUs, CPUSysUs, RSSBytes                 int64
+	PoolSize, PoolActive, PoolIdle, Parked        int
+}
+
+// QueuePoint is what happened on one queue in one bucket, over every instance.
+type QueuePoint struct {
+	At                                      time.Time
+	Queue                                   string
+	PushRequests, PushMessages, PopRequests int64
+	PopMessages, PopEmpty, AckRequests      int64
+	AckMessages, AckSuccess, AckFailed      int64
+	Transactions, DLQ                       int64
+	AvgLagMs, MaxLagMs                      float64
+}
+
+// ParkedPoint is the largest number of parked pops on one queue and instance in one bucket.
+type ParkedPoint struct {
+	At              time.Time
+	Queue, WorkerID string
+	Parked          int
+}
+
+// DepthPoint is a queue's consumer lag and depth in one bucket, from the stats history.
+type DepthPoint struct {
+	At                      time.Time
+	Queue                   string
+	MaxTimeLagSeconds       int64
+	AvgPending, AvgInFlight float64
+}
+
+// RetentionRun is what one retention or eviction run removed from one partition under one rule.
+type RetentionRun struct {
+	RunID                             string
+	At                                time.Time
+	Queue, Partition, Kind            string
+	Removed, Unconsumed, DeadLettered int64
+}
+
+// RetentionTotal sums the runs of one kind.
+type RetentionTotal struct {
+	Kind                              string
+	Removed, Unconsumed, DeadLettered int64
+}
+
+// PostgresStats are size and activity figures of the database and of our tables.
+type PostgresStats struct {
+	Database                          string
+	SizeBytes                         int64
+	Commits, Rollbacks                int64
+	BlocksHit, BlocksRead             int64
+	Deadlocks, TempBytes              int64
+	Connections, Active, Idle         int64
+	IdleInTransaction, WaitingOnLocks int64
+	Tables                            []TableStats
+}
+
+// TableStats are size and activity figures of one table.
+type TableStats struct {
+	Name                             string
+	Rows, TotalBytes, TableBytes     int64
+	IndexBytes, SeqScans, IndexScans int64
+	DeadRows                         int64
+	LastVacuum                       *time.Time
+}

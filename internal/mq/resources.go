@@ -1,0 +1,70 @@
+package mq
+
+import "time"
+
+// Counters are message counts of a partition or queue (concepts.md §10): Total stored,
+// Unconsumed (not yet passed by every consumer), Processing (unconsumed and in a live leased
+// batch) and DeadLetter (DLQ entries). Pending and completed derive from them.
+type Counters struct {
+	Total, Unconsumed, Processing, DeadLetter int64
+}
+
+// Pending is the unconsumed messages no live batch holds.
+func (c Counters) Pending() int64 { return c.Unconsumed - c.Processing }
+
+// Completed is the stored messages every consumer has passed.
+func (c Counters) Completed() int64 { return c.Total - c.Unconsumed }
+
+// Add returns the sum of c and o.
+func (c Counters) Add(o Counters) Counters {
+	return Counters{c.Total + o.Total, c.Unconsumed + o.Unconsumed, c.Processing + o.Processing, c.DeadLetter + o.DeadLetter}
+}
+
+// QueueSummary is one queue of a queue listing.
+type QueueSummary struct {
+	ID, Name, Namespace, Task string
+	CreatedAt                 time.Time
+	Partitions                int64
+	Total, Pending            int64
+	Processing                int64
+}
+
+// LabelSummary is one namespace or task of the resource listings.
+type LabelSummary struct {
+	Label              string
+	Queues, Partitions int64
+	Total, Pending     int64
+}
+
+// QueueInfo is one queue's identity and its DLQ entry count.
+type QueueInfo struct {
+	ID, Name, Namespace, Task string
+	CreatedAt                 time.Time
+	DeadLetter                int64
+}
+
+// PartitionInfo is one partition of a queue with its counters and the createdAt of its first
+// and last stored message (nil when empty).
+type PartitionInfo struct {
+	ID, Name       string
+	CreatedAt      time.Time
+	Counters       Counters
+	Oldest, Newest *time.Time
+}
+
+// Lag summarises a lag measure over every (partition, consumer) pair.
+type Lag struct {
+	Avg, Median float64
+	Min, Max    int64
+}
+
+// Overview is the system-wide summary (admin-api.md §1).
+type Overview struct {
+	Queues, Partitions, Namespaces, Tasks int64
+	Counters                              Counters
+	TimeLag, OffsetLag                    Lag
+	IngestedLastMinute                    int64
+}
+
+// Page bounds a listing: at most Limit rows after skipping Offset.
+type Page struct{ Limit, Offset int }
