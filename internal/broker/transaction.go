@@ -45,7 +45,7 @@ func (b *Broker) transaction(ctx context.Context, entries []mq.TxnEntry, require
 	res, err := b.store.Transaction(ctx, pushes, acks, required, producerSub, defaultTenant)
 	var rb *mq.RollbackError
 	if errors.As(err, &rb) {
-		out.Rollback = rb.Message
+		out.Rollback = rb.Error()
 		return out, nil
 	}
 	if err != nil {

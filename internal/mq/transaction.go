@@ -15,11 +15,6 @@ type TxnResult struct {
 	TransactionID string
 }
 
-// RollbackError is a transaction the database rolled back; Message is the spec's error text
-// (QTXN, QDUP, QFULL, QLEASE, QBATCH or QDB …).
-type RollbackError struct{ Message string }
-
-func (e *RollbackError) Error() string { return e.Message }
 
 // TxnEntry is one flattened operation of a transaction: a push (Ack nil) or an ack.
 type TxnEntry struct {

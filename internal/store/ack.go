@@ -28,6 +28,7 @@ func (s *Store) ackItems(ctx context.Context, items []mq.AckItem, required []str
 			if err := row.Scan(&r.Success, &r.Error, &r.Queue, &r.Partition, &r.LeaseReleased, &r.DLQ, &r.AlreadyCommitted); err != nil {
 				return err
 			}
+			r.Error = ackVerdict(r.Error)
 			out = append(out, r)
 			return nil
 		})

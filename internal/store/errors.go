@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -10,15 +11,10 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Error codes raised by our own PL/pgSQL functions.
+// PostgreSQL's own codes the store reacts to; our functions' codes are mq.Code values.
 const (
-	codeMissingPartitions = "QG001"
-	codeDuplicate         = "QG002"
-	codeFull              = "QG003"
-	codeUnknownAck        = "QG004"
-	codeLease             = "QG005"
-	codeBatch             = "QG006"
-	codeDeadlock          = "40P01" // PostgreSQL's deadlock_detected
+	codeMissingPartitions = string(mq.CodeMissingPartitions)
+	codeDeadlock          = "40P01" // deadlock_detected
 )
 
 // classify turns driver errors that mean "the database is not there" into ErrUnavailable.
@@ -70,4 +66,28 @@ func retryOnDeadlock(attempts int, fn func() error) error {
 		err = fn()
 	}
 	return err
+}
+
+// rollbackError turns a database error inside a transaction into its rollback cause: one of
+// our codes with the values its DETAIL carries (a JSON array of strings), or QDB with the
+// database's own message.
+func rollbackError(pgErr *pgconn.PgError) *mq.RollbackError {
+	code := mq.Code(pgErr.Code)
+	if !code.IsRollback() {
+		return &mq.RollbackError{Code: mq.CodeDatabase, Args: []string{pgErr.Message}}
+	}
+	var args []string
+	if pgErr.Detail != "" {
+		_ = json.Unmarshal([]byte(pgErr.Detail), &args) // a malformed DETAIL names nothing
+	}
+	return &mq.RollbackError{Code: code, Args: args}
+}
+
+// ackVerdict is the text of an ack item's error code as the SQL returns it (nil: success).
+func ackVerdict(code *string) *string {
+	if code == nil {
+		return nil
+	}
+	t := mq.Code(*code).AckText()
+	return &t
 }

@@ -24,7 +24,7 @@ type TxnAck struct {
 
 // Transaction applies pushes and acks in one database transaction (transaction.md §3).
 // Missing queues and partitions of the pushes are created first in their own committed step,
-// only once the acks are known to resolve. It returns *RollbackError for a rollback and an
+// only once the acks are known to resolve. It returns *mq.RollbackError for a rollback and an
 // ErrUnavailable-wrapped error when the database could not be used.
 //
 // tenant is the caller's tenant ("" is the default one): an ack of a message in another
@@ -67,24 +67,13 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 	switch {
 	case errors.Is(err, mq.ErrUnavailable) || !errors.As(err, &pgErr):
 		return nil, fmt.Errorf("transaction: %w", err)
-	case isRollbackCode(pgErr.Code):
-		return nil, &mq.RollbackError{Message: pgErr.Message}
 	default:
-		return nil, &mq.RollbackError{Message: "QDB " + pgErr.Message + "; transaction rolled back"}
+		return nil, rollbackError(pgErr)
 	}
 }
 
 const sqlTransaction = `SELECT i, kind, status, message_id::text, partition_id::text, coalesce(queue_name, ''), dlq, already_committed, lease_released
 	FROM qg_transaction($1, $2, $3, $4, $5::uuid[], $6, $7, $8::uuid[], $9, $10::uuid[], $11, $12, $13, $14::uuid[], $15, $16::uuid[], $17, $18, $19)`
-
-// isRollbackCode reports whether code is one of the rollback causes our functions raise.
-func isRollbackCode(code string) bool {
-	switch code {
-	case codeDuplicate, codeFull, codeUnknownAck, codeLease, codeBatch:
-		return true
-	}
-	return false
-}
 
 func deref(s *string) string {
 	if s == nil {

@@ -2,7 +2,7 @@
 -- them in their own committed step (qg_ensure_partitions) and calls again.
 CREATE OR REPLACE FUNCTION qg_raise_missing_partitions() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    RAISE EXCEPTION 'partitions missing' USING ERRCODE = 'QG001';
+    RAISE EXCEPTION USING ERRCODE = 'QG001', MESSAGE = 'QG001';
 END $$;
 
 -- Wakes parked pops of a queue on every instance; NOTIFY fires only when the caller commits.
@@ -102,13 +102,13 @@ BEGIN
     IF p_strict THEN
         SELECT * INTO v_bad FROM unnest(v_plan) x WHERE x.status = 'taken' ORDER BY x.i LIMIT 1;
         IF FOUND THEN
-            RAISE EXCEPTION 'QDUP duplicate messages in queue "%" partition "%"; transaction rolled back',
-                v_bad.qname, v_bad.pname USING ERRCODE = 'QG002';
+            RAISE EXCEPTION USING ERRCODE = 'QG002', MESSAGE = 'QG002',
+                DETAIL = json_build_array(v_bad.qname, v_bad.pname)::text;
         END IF;
         SELECT * INTO v_bad FROM unnest(v_plan) x WHERE x.status = 'failed' ORDER BY x.i LIMIT 1;
         IF FOUND THEN
-            RAISE EXCEPTION 'QFULL queue "%" is full; transaction rolled back', v_bad.qname
-                USING ERRCODE = 'QG003';
+            RAISE EXCEPTION USING ERRCODE = 'QG003', MESSAGE = 'QG003',
+                DETAIL = json_build_array(v_bad.qname)::text;
         END IF;
     END IF;
 

@@ -180,13 +180,13 @@ BEGIN
                     ELSE '00000000-0000-0000-0000-000000000000'::uuid END;
             END IF;
             IF v_it.pos IS NULL THEN
-                v_res.success := false; v_res.error := 'Message not found';
+                v_res.success := false; v_res.error := 'QG004'; -- codes only: Go holds the texts (mq.Code)
             ELSIF v_it.pos <= coalesce(v_c.cursor, 0) THEN
                 v_res.already_committed := true;
             ELSIF v_lease IS NOT NULL AND NOT (v_live AND v_lease = v_c.lease_id) THEN
-                v_res.success := false; v_res.error := 'Invalid or expired lease';
+                v_res.success := false; v_res.error := 'QG005';
             ELSIF v_c.batch_end IS NULL OR v_it.pos > v_c.batch_end THEN
-                v_res.success := false; v_res.error := 'Message is beyond the leased batch';
+                v_res.success := false; v_res.error := 'QG006';
             ELSIF v_released THEN
                 NULL; -- after a release point: success, no effect, delivered again
             ELSIF v_it.st = 'completed' THEN

@@ -26,8 +26,7 @@ BEGIN
                                  JOIN queues q ON q.id = p.queue_id
                                  WHERE m.partition_id = a.pid AND m.transaction_id = a.k
                                    AND q.tenant = p_tenant)) THEN
-        RAISE EXCEPTION 'QTXN ack references unknown transactionId; transaction rolled back'
-            USING ERRCODE = 'QG004';
+        RAISE EXCEPTION USING ERRCODE = 'QG004', MESSAGE = 'QG004';
     END IF;
 
     IF cardinality(p_ids) > 0 THEN
@@ -48,22 +47,13 @@ BEGIN
                           p_ack_errors, p_required, p_now) x;
         SELECT p_ack_pids[r.i + 1] AS pid, r.error INTO v_bad
         FROM unnest(v_ack) r WHERE NOT r.success
-        ORDER BY CASE r.error WHEN 'Message not found' THEN 0
-                              WHEN 'Invalid or expired lease' THEN 1 ELSE 2 END,
+        ORDER BY CASE r.error WHEN 'QG004' THEN 0 WHEN 'QG005' THEN 1 ELSE 2 END,
                  p_ack_idx[r.i + 1]
         LIMIT 1;
         IF FOUND THEN
-            CASE v_bad.error
-            WHEN 'Message not found' THEN
-                RAISE EXCEPTION 'QTXN ack references unknown transactionId; transaction rolled back'
-                    USING ERRCODE = 'QG004';
-            WHEN 'Invalid or expired lease' THEN
-                RAISE EXCEPTION 'QLEASE invalid or expired lease for partition "%"; transaction rolled back',
-                    v_bad.pid USING ERRCODE = 'QG005';
-            ELSE
-                RAISE EXCEPTION 'QBATCH ack beyond the leased batch in partition "%"; transaction rolled back',
-                    v_bad.pid USING ERRCODE = 'QG006';
-            END CASE;
+            -- The ack verdict's code is the rollback's code; DETAIL carries the partition.
+            RAISE EXCEPTION USING ERRCODE = v_bad.error, MESSAGE = v_bad.error,
+                DETAIL = json_build_array(v_bad.pid::text)::text;
         END IF;
     END IF;
 
