@@ -64,8 +64,9 @@ func (s *Server) configure(w http.ResponseWriter, r *http.Request) {
 		Namespace: nsv, Task: taskv, Options: opts})
 }
 
-// parseQueueOptions reads the 16 options over their defaults (concepts.md §2.2): integers
-// ≥ 0 and booleans; other names are ignored.
+// parseQueueOptions reads the options of mq.OptionTable over their defaults (concepts.md
+// §2.2): integers ≥ 0 and booleans; other names are ignored. The first invalid one in table
+// order is reported.
 func parseQueueOptions(raw json.RawMessage) (mq.QueueOptions, string) {
 	opts := mq.DefaultQueueOptions()
 	if isNull(raw) {
@@ -75,33 +76,23 @@ func parseQueueOptions(raw json.RawMessage) (mq.QueueOptions, string) {
 	if !isObject(raw) || json.Unmarshal(raw, &m) != nil {
 		return opts, "options must be an object"
 	}
-	ints := map[string]*int{"leaseTime": &opts.LeaseTime, "retryLimit": &opts.RetryLimit,
-		"retryDelay": &opts.RetryDelay, "priority": &opts.Priority, "maxSize": &opts.MaxSize, "ttl": &opts.TTL,
-		"delayedProcessing": &opts.DelayedProcessing, "windowBuffer": &opts.WindowBuffer,
-		"retentionSeconds": &opts.RetentionSeconds, "completedRetentionSeconds": &opts.CompletedRetentionSeconds,
-		"maxWaitTimeSeconds": &opts.MaxWaitTimeSeconds, "dedupWindowSeconds": &opts.DedupWindowSeconds}
-	bools := map[string]*bool{"deadLetterQueue": &opts.DeadLetterQueue, "dlqAfterMaxRetries": &opts.DLQAfterMaxRetries,
-		"retentionEnabled": &opts.RetentionEnabled, "encryptionEnabled": &opts.EncryptionEnabled}
-	for _, name := range optionOrder {
-		v, present := m[name]
+	for _, o := range mq.OptionTable {
+		v, present := m[o.Key]
 		if !present || isNull(v) {
 			continue
 		}
-		if p, ok := ints[name]; ok {
-			var f float64
-			if json.Unmarshal(v, &f) != nil || jsonKind(v) == '"' || f < 0 || f != math.Trunc(f) || f > math.MaxInt32 {
-				return opts, "Invalid value for option " + name
+		if o.IsBool() {
+			if json.Unmarshal(v, o.Bool(&opts)) != nil || (jsonKind(v) != 't' && jsonKind(v) != 'f') {
+				return opts, "Invalid value for option " + o.Key
 			}
-			*p = int(f)
-		} else if json.Unmarshal(v, bools[name]) != nil || (jsonKind(v) != 't' && jsonKind(v) != 'f') {
-			return opts, "Invalid value for option " + name
+			continue
 		}
+		var f float64
+		if json.Unmarshal(v, &f) != nil || jsonKind(v) == '"' || f < 0 || f != math.Trunc(f) || f > mq.MaxOptionValue {
+			return opts, "Invalid value for option " + o.Key
+		}
+		*o.Int(&opts) = int(f)
 	}
 	return opts, ""
 }
 
-// optionOrder fixes which invalid option is reported first: the spec's table order.
-var optionOrder = []string{"leaseTime", "retryLimit", "retryDelay", "priority", "maxSize", "ttl",
-	"deadLetterQueue", "dlqAfterMaxRetries", "delayedProcessing", "windowBuffer", "retentionSeconds",
-	"completedRetentionSeconds", "retentionEnabled", "encryptionEnabled", "maxWaitTimeSeconds",
-	"dedupWindowSeconds"}
