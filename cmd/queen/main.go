@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/queen-go/queen/internal/admin"
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/config"
@@ -109,7 +110,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		}
 		log.Info("authentication enabled", "algorithm", cfg.JWTAlgorithm)
 	}
-	api := httpapi.New(b, apiCfg, log)
+	api := httpapi.New(b, admin.New(st, b, key, log), apiCfg, log)
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	srv := &http.Server{Addr: addr, Handler: api, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", addr)

@@ -96,25 +96,6 @@ func (s *sealer) forget(queue string) {
 func (b *Broker) open(msgs []mq.Message) {
 	for i := range msgs {
 		m := &msgs[i]
-		m.Payload = b.openPayload(m.ID, m.Payload, m.Encrypted)
+		m.Payload = b.sealer.key.OpenStored(b.log, m.ID, m.Payload, m.Encrypted)
 	}
-}
-
-// openPayload returns payload decrypted when it is flagged encrypted (pops, message detail,
-// DLQ entries, traces by name). Without the right key the envelope is returned as stored and
-// a warning logged (concepts.md §12).
-func (b *Broker) openPayload(messageID string, payload []byte, encrypted bool) []byte {
-	if !encrypted {
-		return payload
-	}
-	if b.sealer.key == nil {
-		b.log.Warn("encrypted message delivered as stored: no QUEEN_ENCRYPTION_KEY loaded", "message", messageID)
-		return payload
-	}
-	plain, err := b.sealer.key.Open(payload)
-	if err != nil {
-		b.log.Warn("encrypted message delivered as stored: cannot decrypt", "message", messageID, "err", err)
-		return payload
-	}
-	return plain
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 )
 
 const (
@@ -80,4 +81,24 @@ func (k *Key) Open(stored []byte) ([]byte, error) {
 		return nil, errors.New("malformed envelope: iv and authTag must be 16 bytes")
 	}
 	return k.aead.Open(nil, iv, append(ct, tag...), nil)
+}
+
+// OpenStored returns a stored payload decrypted when it is flagged encrypted (pops, message
+// detail, DLQ entries, traces by name). Without a key (k nil) or with the wrong one the
+// envelope is returned as stored and a warning logged (concepts.md §12): a reader still sees
+// the message, and nothing is lost.
+func (k *Key) OpenStored(log *slog.Logger, messageID string, payload []byte, encrypted bool) []byte {
+	if !encrypted {
+		return payload
+	}
+	if k == nil {
+		log.Warn("encrypted message delivered as stored: no QUEEN_ENCRYPTION_KEY loaded", "message", messageID)
+		return payload
+	}
+	plain, err := k.Open(payload)
+	if err != nil {
+		log.Warn("encrypted message delivered as stored: cannot decrypt", "message", messageID, "err", err)
+		return payload
+	}
+	return plain
 }

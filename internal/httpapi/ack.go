@@ -143,7 +143,7 @@ func ackItem(tx, pid string, a ackJSON, defGroup string) mq.AckItem {
 }
 
 func (s *Server) applyAcks(w http.ResponseWriter, r *http.Request, items []mq.AckItem) {
-	res, err := s.b.Ack(r.Context(), items)
+	res, err := s.data.Ack(r.Context(), items)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -33,7 +33,7 @@ type groupSummaryJSON struct {
 }
 
 func (s *Server) listConsumerGroups(w http.ResponseWriter, r *http.Request) {
-	groups, err := s.b.ConsumerGroups(r.Context())
+	groups, err := s.read.ConsumerGroups(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -78,7 +78,7 @@ func (s *Server) laggingConsumers(w http.ResponseWriter, r *http.Request) {
 		}
 		minLag = n
 	}
-	pairs, err := s.b.LaggingPairs(r.Context(), minLag)
+	pairs, err := s.read.LaggingPairs(r.Context(), minLag)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -106,7 +106,7 @@ type groupQueueJSON struct {
 }
 
 func (s *Server) consumerGroupDetail(w http.ResponseWriter, r *http.Request) {
-	pairs, err := s.b.ConsumerGroupPairs(r.Context(), PathParam(r, "group"))
+	pairs, err := s.read.ConsumerGroupPairs(r.Context(), PathParam(r, "group"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -145,7 +145,7 @@ func (s *Server) deleteConsumerGroup(w http.ResponseWriter, r *http.Request) {
 		metadata = queryBool(q, "deleteMetadata")
 	}
 	group, queue := PathParam(r, "group"), PathParam(r, "queue")
-	n, err := s.b.DeleteConsumerGroup(r.Context(), group, queue, metadata)
+	n, err := s.read.DeleteConsumerGroup(r.Context(), group, queue, metadata)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -170,7 +170,7 @@ func (s *Server) updateSubscription(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	group := PathParam(r, "group")
-	n, err := s.b.SetSubscriptionTimestamp(r.Context(), group, ts)
+	n, err := s.read.SetSubscriptionTimestamp(r.Context(), group, ts)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -206,7 +206,7 @@ func (s *Server) seekQueue(w http.ResponseWriter, r *http.Request) {
 		ts = &t
 	}
 	group, queue := PathParam(r, "group"), PathParam(r, "queue")
-	n, found, err := s.b.SeekQueue(r.Context(), group, queue, ts)
+	n, found, err := s.read.SeekQueue(r.Context(), group, queue, ts)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -221,7 +221,7 @@ func (s *Server) seekQueue(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) seekPartition(w http.ResponseWriter, r *http.Request) {
 	group, queue, partition := PathParam(r, "group"), PathParam(r, "queue"), PathParam(r, "partition")
-	movedTo, found, err := s.b.SeekPartition(r.Context(), group, queue, partition)
+	movedTo, found, err := s.read.SeekPartition(r.Context(), group, queue, partition)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -91,7 +91,7 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 	f := mq.MessageFilter{Queue: queryFilter(q, "queue"), Partition: queryFilter(q, "partition"),
 		Namespace: queryFilter(q, "ns"), Task: queryFilter(q, "task"), Status: status, From: from, To: to,
 		Page: listPage(q, defaultMessageLimit)}
-	msgs, err := s.b.ListMessages(r.Context(), f)
+	msgs, err := s.read.ListMessages(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -136,7 +136,7 @@ type messageDetailJSON struct {
 }
 
 func (s *Server) messageDetail(w http.ResponseWriter, r *http.Request) {
-	d, found, err := s.b.MessageDetail(r.Context(), PathParam(r, "partitionId"), PathParam(r, "transactionId"))
+	d, found, err := s.read.MessageDetail(r.Context(), PathParam(r, "partitionId"), PathParam(r, "transactionId"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -176,7 +176,7 @@ type deleteMessageJSON struct {
 
 func (s *Server) deleteMessage(w http.ResponseWriter, r *http.Request) {
 	pid, tx := PathParam(r, "partitionId"), PathParam(r, "transactionId")
-	found, err := s.b.DeleteMessage(r.Context(), pid, tx)
+	found, err := s.read.DeleteMessage(r.Context(), pid, tx)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -213,7 +213,7 @@ func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request) {
 	}
 	f := mq.DLQFilter{Queue: queryFilter(q, "queue"), Group: queryFilter(q, "consumerGroup"),
 		Partition: queryFilter(q, "partition"), From: from, To: to, Page: listPage(q, defaultDLQLimit)}
-	entries, total, err := s.b.ListDLQ(r.Context(), f)
+	entries, total, err := s.read.ListDLQ(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -39,7 +39,7 @@ type queueSummaryJSON struct {
 }
 
 func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) {
-	qs, err := s.b.ListQueues(r.Context())
+	qs, err := s.read.ListQueues(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -67,7 +67,7 @@ type queueDetailJSON struct {
 }
 
 func (s *Server) queueDetail(w http.ResponseWriter, r *http.Request) {
-	q, parts, found, err := s.b.QueueDetail(r.Context(), PathParam(r, "queue"))
+	q, parts, found, err := s.read.QueueDetail(r.Context(), PathParam(r, "queue"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -98,7 +98,7 @@ type deleteQueueJSON struct {
 
 func (s *Server) deleteQueue(w http.ResponseWriter, r *http.Request) {
 	name := PathParam(r, "queue")
-	existed, err := s.b.DeleteQueue(r.Context(), name)
+	existed, err := s.read.DeleteQueue(r.Context(), name)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -127,7 +127,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) { s.listLabel
 // listLabels answers the namespace or task summary under the key "namespaces" or "tasks".
 func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, key string) {
 	byTask := key == "tasks"
-	ls, err := s.b.LabelSummaries(r.Context(), byTask)
+	ls, err := s.read.LabelSummaries(r.Context(), byTask)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -169,7 +169,7 @@ type overviewJSON struct {
 }
 
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
-	o, err := s.b.Overview(r.Context())
+	o, err := s.read.Overview(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -41,7 +41,7 @@ func (s *Server) addTrace(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := mq.TraceRecord{PartitionID: pid, TransactionID: tx, Group: stringOr(a.ConsumerGroup, mq.QueueMode),
 		EventType: stringOr(a.EventType, "info"), Data: a.Data, WorkerID: s.cfg.WorkerID, Names: parseTraceNames(a.TraceNames)}
-	id, found, err := s.b.AddTrace(r.Context(), rec)
+	id, found, err := s.read.AddTrace(r.Context(), rec)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -110,7 +110,7 @@ func traceOut(t mq.Trace) traceJSON {
 }
 
 func (s *Server) messageTraces(w http.ResponseWriter, r *http.Request) {
-	traces, err := s.b.MessageTraces(r.Context(), PathParam(r, "partitionId"), PathParam(r, "transactionId"))
+	traces, err := s.read.MessageTraces(r.Context(), PathParam(r, "partitionId"), PathParam(r, "transactionId"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -120,7 +120,7 @@ func (s *Server) messageTraces(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) tracesByName(w http.ResponseWriter, r *http.Request) {
 	page := listPage(r.URL.Query(), defaultTracesByNameLimit)
-	traces, total, err := s.b.TracesByName(r.Context(), PathParam(r, "traceName"), page)
+	traces, total, err := s.read.TracesByName(r.Context(), PathParam(r, "traceName"), page)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -144,7 +144,7 @@ type traceNameJSON struct {
 
 func (s *Server) traceNames(w http.ResponseWriter, r *http.Request) {
 	page := listPage(r.URL.Query(), defaultTraceNamesLimit)
-	names, total, err := s.b.TraceNames(r.Context(), page)
+	names, total, err := s.read.TraceNames(r.Context(), page)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -90,7 +90,7 @@ func workerSeries(rows []mq.WorkerPoint, point func(mq.WorkerPoint) any) []worke
 
 func (s *Server) workerRows(w http.ResponseWriter, r *http.Request) ([]mq.WorkerPoint, mq.Window, bool) {
 	return seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.WorkerPoint, error) {
-		return s.b.WorkerSeries(ctx, win, queryFilter(q, "hostname"), queryFilter(q, "workerId"))
+		return s.read.WorkerSeries(ctx, win, queryFilter(q, "hostname"), queryFilter(q, "workerId"))
 	})
 }
 
@@ -145,7 +145,7 @@ type queueSeriesJSON struct {
 
 func (s *Server) queueRows(w http.ResponseWriter, r *http.Request) ([]mq.QueuePoint, mq.Window, bool) {
 	return seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.QueuePoint, error) {
-		return s.b.QueueSeries(ctx, win, queryFilter(q, "queue"))
+		return s.read.QueueSeries(ctx, win, queryFilter(q, "queue"))
 	})
 }
 
@@ -179,7 +179,7 @@ func (s *Server) analyticsQueueLag(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	depth, err := s.b.DepthSeries(r.Context(), win, queryFilter(r.URL.Query(), "queue"))
+	depth, err := s.read.DepthSeries(r.Context(), win, queryFilter(r.URL.Query(), "queue"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -225,7 +225,7 @@ func (s *Server) analyticsQueueLag(w http.ResponseWriter, r *http.Request) {
 // analyticsParked serves parked long-poll pops per queue and instance.
 func (s *Server) analyticsParked(w http.ResponseWriter, r *http.Request) {
 	rows, win, ok := seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.ParkedPoint, error) {
-		return s.b.ParkedSeries(ctx, win, queryFilter(q, "queue"))
+		return s.read.ParkedSeries(ctx, win, queryFilter(q, "queue"))
 	})
 	if !ok {
 		return
@@ -255,7 +255,7 @@ func (s *Server) analyticsRetention(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page := listPage(q, maxListLimit)
-	runs, totals, err := s.b.RetentionHistory(r.Context(), from, to, queryFilter(q, "queue"), page.Limit)
+	runs, totals, err := s.read.RetentionHistory(r.Context(), from, to, queryFilter(q, "queue"), page.Limit)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -290,7 +290,7 @@ func (s *Server) analyticsRetention(w http.ResponseWriter, r *http.Request) {
 
 // analyticsPostgres serves PostgreSQL's size and activity figures.
 func (s *Server) analyticsPostgres(w http.ResponseWriter, r *http.Request) {
-	p, err := s.b.PostgresStats(r.Context())
+	p, err := s.read.PostgresStats(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return

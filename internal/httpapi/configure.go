@@ -55,7 +55,7 @@ func (s *Server) configure(w http.ResponseWriter, r *http.Request) {
 	if v, ok := asString(c.Task); ok {
 		task = &v
 	}
-	qid, pid, nsv, taskv, err := s.b.Configure(r.Context(), name, ns, task, opts)
+	qid, pid, nsv, taskv, err := s.data.Configure(r.Context(), name, ns, task, opts)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -95,4 +95,3 @@ func parseQueueOptions(raw json.RawMessage) (mq.QueueOptions, string) {
 	}
 	return opts, ""
 }
-

@@ -33,7 +33,7 @@ func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) {
 	var exp time.Time
 	if mq.CanonicalUUID(lease) != "" {
 		var err error
-		exp, state, err = s.b.ExtendLease(r.Context(), lease, seconds)
+		exp, state, err = s.data.ExtendLease(r.Context(), lease, seconds)
 		if err != nil {
 			s.fail(w, r, err)
 			return

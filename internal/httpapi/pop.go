@@ -47,7 +47,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request, req mq.PopRequest) 
 		timeout = s.cfg.DefaultTimeout
 	}
 	req.Deadline = arrival.Add(min(timeout, maxPopTimeout))
-	res, err := s.b.Pop(r.Context(), req)
+	res, err := s.data.Pop(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, err)
 		return

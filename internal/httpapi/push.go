@@ -41,7 +41,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusCreated, []pushResultJSON{})
 		return
 	}
-	res, err := s.b.Push(r.Context(), items, producerSub(r))
+	res, err := s.data.Push(r.Context(), items, producerSub(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/auth"
-	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/maintenance"
 	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/mq"
@@ -31,22 +30,23 @@ type Config struct {
 // maxPopTimeout caps a long poll (data-api.md §3.1).
 const maxPopTimeout = 120 * time.Second
 
-// Server serves the Queen HTTP API over a broker.
+// Server serves the Queen HTTP API over the data path and the read side.
 type Server struct {
-	b   *broker.Broker
-	cfg Config
-	log *slog.Logger
+	data DataPath
+	read ReadSide
+	cfg  Config
+	log  *slog.Logger
 }
 
 // New returns the API handler with every route registered.
-func New(b *broker.Broker, cfg Config, log *slog.Logger) http.Handler {
+func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handler {
 	if cfg.DefaultBatch < 1 {
 		cfg.DefaultBatch = 1
 	}
 	if cfg.DefaultTimeout <= 0 {
 		cfg.DefaultTimeout = 30 * time.Second
 	}
-	s := &Server{b: b, cfg: cfg, log: log}
+	s := &Server{data: data, read: read, cfg: cfg, log: log}
 	r := NewRouter()
 	if cfg.Auth != nil {
 		r.Use(AuthMiddleware(cfg.Auth, log))
@@ -82,7 +82,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	status, code, db := "healthy", http.StatusOK, "connected"
-	if err := s.b.Ping(r.Context()); err != nil {
+	if err := s.data.Ping(r.Context()); err != nil {
 		status, code, db = "unhealthy", http.StatusServiceUnavailable, "disconnected"
 	}
 	// Maintenance modes and the file buffer arrive with their issue; until then they are off

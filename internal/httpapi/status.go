@@ -39,7 +39,7 @@ func (s *Server) window(w http.ResponseWriter, q url.Values, def time.Duration) 
 		writeError(w, http.StatusBadRequest, msg)
 		return from, to, false
 	}
-	to = s.b.Now()
+	to = s.read.Now()
 	if t != nil {
 		to = *t
 	}
@@ -164,7 +164,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	bucket := bucketMinutes(from, to)
-	o, err := s.b.StatusOverview(r.Context(), queueFilter(q), from, to, bucket)
+	o, err := s.read.StatusOverview(r.Context(), queueFilter(q), from, to, bucket)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -213,7 +213,7 @@ func (s *Server) statsAge(at *time.Time) *int64 {
 	if at == nil {
 		return nil
 	}
-	age := max(int64(s.b.Now().Sub(*at)/time.Second), 0)
+	age := max(int64(s.read.Now().Sub(*at)/time.Second), 0)
 	return &age
 }
 
@@ -228,7 +228,7 @@ func perRequest(messages, requests int64) float64 {
 func (s *Server) statusQueues(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	page := listPage(q, 100)
-	qs, err := s.b.StatusQueues(r.Context(), queryFilter(q, "namespace"), queryFilter(q, "task"), page.Limit, page.Offset)
+	qs, err := s.read.StatusQueues(r.Context(), queryFilter(q, "namespace"), queryFilter(q, "task"), page.Limit, page.Offset)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -291,7 +291,7 @@ type statusQueueJSON struct {
 
 // statusQueue serves GET /api/v1/status/queues/:queue; includePartitions is ignored.
 func (s *Server) statusQueue(w http.ResponseWriter, r *http.Request) {
-	q, found, err := s.b.StatusQueue(r.Context(), PathParam(r, "queue"))
+	q, found, err := s.read.StatusQueue(r.Context(), PathParam(r, "queue"))
 	if !s.queueFound(w, r, found, err) {
 		return
 	}
@@ -341,7 +341,7 @@ type statusMessageJSON struct {
 // statusQueueMessages serves GET /api/v1/status/queues/:queue/messages.
 func (s *Server) statusQueueMessages(w http.ResponseWriter, r *http.Request) {
 	page := listPage(r.URL.Query(), 50)
-	msgs, found, err := s.b.StatusQueueMessages(r.Context(), PathParam(r, "queue"), page.Limit, page.Offset)
+	msgs, found, err := s.read.StatusQueueMessages(r.Context(), PathParam(r, "queue"), page.Limit, page.Offset)
 	if !s.queueFound(w, r, found, err) {
 		return
 	}
@@ -369,7 +369,7 @@ func (s *Server) statusAnalytics(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	points, err := s.b.MessagesWritten(r.Context(), queueFilter(q), interval, from, to)
+	points, err := s.read.MessagesWritten(r.Context(), queueFilter(q), interval, from, to)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -390,7 +390,7 @@ func (s *Server) statusAnalytics(w http.ResponseWriter, r *http.Request) {
 // milestone, so nothing is ever spooled; the route answers even without the database.
 func (s *Server) statusBuffers(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"pending": 0, "failed": 0,
-		"dbHealthy": s.b.Ping(r.Context()) == nil, "worker": s.cfg.WorkerID})
+		"dbHealthy": s.data.Ping(r.Context()) == nil, "worker": s.cfg.WorkerID})
 }
 
 // refreshStats serves POST /api/v1/stats/refresh (admin-api.md §8): this instance's metrics

@@ -61,7 +61,7 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	out, err := s.b.Transaction(r.Context(), entries, required, producerSub(r))
+	out, err := s.data.Transaction(r.Context(), entries, required, producerSub(r))
 	if err != nil {
 		if !errors.Is(err, mq.ErrUnavailable) {
 			s.log.Error("transaction failed", "err", err)

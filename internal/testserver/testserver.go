@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/admin"
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/encryption"
@@ -101,7 +102,7 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 			t.Fatalf("auth: %v", err)
 		}
 	}
-	srv := httptest.NewServer(httpapi.New(s.Broker, apiCfg, log))
+	srv := httptest.NewServer(httpapi.New(s.Broker, admin.New(st, s.Broker, key, log), apiCfg, log))
 	s.URL = srv.URL
 	t.Cleanup(func() {
 		hub.Close()

@@ -1,4 +1,4 @@
-package broker
+package admin
 
 import (
 	"context"
@@ -11,78 +11,78 @@ import (
 // lookups by it find nothing without asking the database.
 
 // ListMessages returns a page of stored messages, newest first.
-func (b *Broker) ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.ListedMessage, error) {
-	return b.store.ListMessages(ctx, f)
+func (a *Admin) ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.ListedMessage, error) {
+	return a.store.ListMessages(ctx, f)
 }
 
 // MessageDetail returns one message with its payload decrypted; found is false when there is
 // no such message.
-func (b *Broker) MessageDetail(ctx context.Context, partitionID, transactionID string) (mq.MessageDetail, bool, error) {
+func (a *Admin) MessageDetail(ctx context.Context, partitionID, transactionID string) (mq.MessageDetail, bool, error) {
 	pid := mq.CanonicalUUID(partitionID)
 	if pid == "" {
 		return mq.MessageDetail{}, false, nil
 	}
-	d, found, err := b.store.MessageDetail(ctx, pid, transactionID)
+	d, found, err := a.store.MessageDetail(ctx, pid, transactionID)
 	if found {
-		d.Payload = b.openPayload(d.ID, d.Payload, d.Encrypted)
+		d.Payload = a.openPayload(d.ID, d.Payload, d.Encrypted)
 	}
 	return d, found, err
 }
 
 // DeleteMessage removes a message, its trace records and DLQ entries; its key stays taken
 // until its dedup window ends. found is false when there was no such message.
-func (b *Broker) DeleteMessage(ctx context.Context, partitionID, transactionID string) (bool, error) {
+func (a *Admin) DeleteMessage(ctx context.Context, partitionID, transactionID string) (bool, error) {
 	pid := mq.CanonicalUUID(partitionID)
 	if pid == "" {
 		return false, nil
 	}
-	return b.store.DeleteMessage(ctx, pid, transactionID)
+	return a.store.DeleteMessage(ctx, pid, transactionID)
 }
 
 // ListDLQ returns a page of DLQ entries with decrypted payloads, and the total matching.
-func (b *Broker) ListDLQ(ctx context.Context, f mq.DLQFilter) ([]mq.DLQEntry, int64, error) {
-	entries, total, err := b.store.ListDLQ(ctx, f)
+func (a *Admin) ListDLQ(ctx context.Context, f mq.DLQFilter) ([]mq.DLQEntry, int64, error) {
+	entries, total, err := a.store.ListDLQ(ctx, f)
 	for i := range entries {
 		e := &entries[i]
-		e.Payload = b.openPayload(e.MessageID, e.Payload, e.Encrypted)
+		e.Payload = a.openPayload(e.MessageID, e.Payload, e.Encrypted)
 	}
 	return entries, total, err
 }
 
 // AddTrace stores a trace record under a fresh UUIDv7 and returns that id; found is false
 // when the message does not exist.
-func (b *Broker) AddTrace(ctx context.Context, t mq.TraceRecord) (id string, found bool, err error) {
+func (a *Admin) AddTrace(ctx context.Context, t mq.TraceRecord) (id string, found bool, err error) {
 	t.PartitionID = mq.CanonicalUUID(t.PartitionID)
 	if t.PartitionID == "" {
 		return "", false, nil
 	}
 	t.ID = newID()
-	found, err = b.store.AddTrace(ctx, t)
+	found, err = a.store.AddTrace(ctx, t)
 	return t.ID, found, err
 }
 
 // MessageTraces lists a message's trace records, oldest first (none for an unknown message).
-func (b *Broker) MessageTraces(ctx context.Context, partitionID, transactionID string) ([]mq.Trace, error) {
+func (a *Admin) MessageTraces(ctx context.Context, partitionID, transactionID string) ([]mq.Trace, error) {
 	pid := mq.CanonicalUUID(partitionID)
 	if pid == "" {
 		return nil, nil
 	}
-	return b.store.MessageTraces(ctx, pid, transactionID)
+	return a.store.MessageTraces(ctx, pid, transactionID)
 }
 
 // TracesByName returns a page of the records carrying name, with decrypted message payloads.
-func (b *Broker) TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.NamedTrace, int64, error) {
-	traces, total, err := b.store.TracesByName(ctx, name, p)
+func (a *Admin) TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.NamedTrace, int64, error) {
+	traces, total, err := a.store.TracesByName(ctx, name, p)
 	for i := range traces {
 		t := &traces[i]
 		if t.Payload != nil {
-			t.Payload = b.openPayload(t.TransactionID, t.Payload, t.Encrypted)
+			t.Payload = a.openPayload(t.TransactionID, t.Payload, t.Encrypted)
 		}
 	}
 	return traces, total, err
 }
 
 // TraceNames returns a page of trace names, most recently seen first, and how many exist.
-func (b *Broker) TraceNames(ctx context.Context, p mq.Page) ([]mq.TraceName, int64, error) {
-	return b.store.TraceNames(ctx, p)
+func (a *Admin) TraceNames(ctx context.Context, p mq.Page) ([]mq.TraceName, int64, error) {
+	return a.store.TraceNames(ctx, p)
 }

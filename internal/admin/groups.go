@@ -1,0 +1,63 @@
+package admin
+
+import (
+	"context"
+	"time"
+
+	"github.com/queen-go/queen/internal/mq"
+)
+
+// Consumer-group administration (admin-api.md §7). Every write wakes the parked pops of the
+// queues it touched: at once on this instance, and through the NOTIFY its SQL function sends
+// on every other one, since a seek back or a cleared lease makes messages deliverable again.
+
+// ConsumerGroups lists every (group, queue) pair, queue mode included.
+func (a *Admin) ConsumerGroups(ctx context.Context) ([]mq.GroupSummary, error) {
+	return a.store.ConsumerGroups(ctx)
+}
+
+// LaggingPairs lists the (partition, group) pairs at least minLag seconds behind.
+func (a *Admin) LaggingPairs(ctx context.Context, minLag int64) ([]mq.PairLag, error) {
+	return a.store.LaggingPairs(ctx, minLag)
+}
+
+// ConsumerGroupPairs lists one group's cursors on every queue; none means an unknown group.
+func (a *Admin) ConsumerGroupPairs(ctx context.Context, group string) ([]mq.PairLag, error) {
+	return a.store.ConsumerGroupPairs(ctx, group)
+}
+
+// DeleteConsumerGroup removes a group's state on every queue (queue "") or on one queue, and
+// with metadata its subscriptions; it returns the cursors removed.
+func (a *Admin) DeleteConsumerGroup(ctx context.Context, group, queue string, metadata bool) (int, error) {
+	n, queues, err := a.store.DeleteConsumerGroup(ctx, group, queue, metadata)
+	a.data.WakeQueues(queues...)
+	return n, err
+}
+
+// SetSubscriptionTimestamp rewrites a group's subscription timestamp on every queue it is
+// registered on; it returns the registrations changed.
+func (a *Admin) SetSubscriptionTimestamp(ctx context.Context, group string, ts time.Time) (int, error) {
+	n, queues, err := a.store.SetSubscriptionTimestamp(ctx, group, ts)
+	a.data.WakeQueues(queues...)
+	return n, err
+}
+
+// SeekQueue moves a group's cursor on every partition of a queue, to the end (ts nil) or to
+// the first message created at or after ts; found is false for an unknown queue.
+func (a *Admin) SeekQueue(ctx context.Context, group, queue string, ts *time.Time) (updated int, found bool, err error) {
+	updated, found, err = a.store.SeekQueue(ctx, group, queue, ts)
+	if found {
+		a.data.WakeQueues(queue)
+	}
+	return updated, found, err
+}
+
+// SeekPartition moves a group's cursor to the end of one partition; movedTo is the id of the
+// last stored message (nil when empty), found false for an unknown queue or partition.
+func (a *Admin) SeekPartition(ctx context.Context, group, queue, partition string) (movedTo *string, found bool, err error) {
+	movedTo, found, err = a.store.SeekPartition(ctx, group, queue, partition)
+	if found {
+		a.data.WakeQueues(queue)
+	}
+	return movedTo, found, err
+}

@@ -1,0 +1,66 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/queen-go/queen/internal/mq"
+)
+
+// The wire layer speaks to the rest of queen-go through these interfaces, in the vocabulary
+// of package mq only, so it imports neither the store nor the database driver: the
+// composition root (internal/app) passes the broker and the read side in.
+
+// DataPath is the data path (*broker.Broker): push, pop, ack, lease, transaction, configure.
+type DataPath interface {
+	Push(ctx context.Context, items []mq.PushItem, producerSub *string) ([]mq.PushResult, error)
+	Pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
+	Ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, error)
+	ExtendLease(ctx context.Context, leaseID string, seconds int) (expiresAt time.Time, state string, err error)
+	Transaction(ctx context.Context, entries []mq.TxnEntry, requiredLeases []string, producerSub *string) (mq.TxnOutcome, error)
+	Configure(ctx context.Context, name string, namespace, task *string, opts mq.QueueOptions) (queueID, partitionID, ns, tk string, err error)
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+}
+
+// ReadSide is the read side and the operator actions (*admin.Admin).
+type ReadSide interface {
+	// Now is the time status windows are taken against: the store's clock when tests set one.
+	Now() time.Time
+
+	ListQueues(ctx context.Context) ([]mq.QueueSummary, error)
+	LabelSummaries(ctx context.Context, byTask bool) ([]mq.LabelSummary, error)
+	QueueDetail(ctx context.Context, name string) (mq.QueueInfo, []mq.PartitionInfo, bool, error)
+	Overview(ctx context.Context) (mq.Overview, error)
+	DeleteQueue(ctx context.Context, name string) (existed bool, err error)
+
+	ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.ListedMessage, error)
+	MessageDetail(ctx context.Context, partitionID, transactionID string) (mq.MessageDetail, bool, error)
+	DeleteMessage(ctx context.Context, partitionID, transactionID string) (bool, error)
+	ListDLQ(ctx context.Context, f mq.DLQFilter) ([]mq.DLQEntry, int64, error)
+
+	AddTrace(ctx context.Context, t mq.TraceRecord) (id string, found bool, err error)
+	MessageTraces(ctx context.Context, partitionID, transactionID string) ([]mq.Trace, error)
+	TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.NamedTrace, int64, error)
+	TraceNames(ctx context.Context, p mq.Page) ([]mq.TraceName, int64, error)
+
+	ConsumerGroups(ctx context.Context) ([]mq.GroupSummary, error)
+	LaggingPairs(ctx context.Context, minLag int64) ([]mq.PairLag, error)
+	ConsumerGroupPairs(ctx context.Context, group string) ([]mq.PairLag, error)
+	DeleteConsumerGroup(ctx context.Context, group, queue string, metadata bool) (int, error)
+	SetSubscriptionTimestamp(ctx context.Context, group string, ts time.Time) (int, error)
+	SeekQueue(ctx context.Context, group, queue string, ts *time.Time) (updated int, found bool, err error)
+	SeekPartition(ctx context.Context, group, queue, partition string) (movedTo *string, found bool, err error)
+
+	StatusOverview(ctx context.Context, f mq.QueueFilter, from, to time.Time, bucketMinutes int) (mq.StatusOverview, error)
+	StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error)
+	StatusQueue(ctx context.Context, name string) (q mq.QueueStatus, found bool, err error)
+	StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]mq.QueueMessage, bool, error)
+	MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, from, to time.Time) ([]mq.CountPoint, error)
+	WorkerSeries(ctx context.Context, w mq.Window, hostname, workerID string) ([]mq.WorkerPoint, error)
+	QueueSeries(ctx context.Context, w mq.Window, queue string) ([]mq.QueuePoint, error)
+	ParkedSeries(ctx context.Context, w mq.Window, queue string) ([]mq.ParkedPoint, error)
+	DepthSeries(ctx context.Context, w mq.Window, queue string) ([]mq.DepthPoint, error)
+	RetentionHistory(ctx context.Context, from, to time.Time, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, error)
+	PostgresStats(ctx context.Context) (mq.PostgresStats, error)
+}
