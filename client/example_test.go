@@ -139,8 +139,9 @@ func ExampleTransaction() {
 // Every attempt at processing the same input derives the same ids.
 func ExampleDerivedTransactionID() {
 	in := &queen.Message{PartitionID: "0198f2c1-9a7b-7d20-8e31-4c5d6e7f8a90", TransactionID: "order-8891"}
-	fmt.Println(queen.DerivedTransactionID(in, "invoice") == queen.DerivedTransactionID(in, "invoice"))
-	fmt.Println(queen.DerivedTransactionID(in, "invoice") == queen.DerivedTransactionID(in, "email"))
+	first, retry := queen.DerivedTransactionID(in, "invoice"), queen.DerivedTransactionID(in, "invoice")
+	fmt.Println(first == retry)
+	fmt.Println(first == queen.DerivedTransactionID(in, "email"))
 	// Output:
 	// true
 	// false

@@ -82,22 +82,6 @@ func skipIfUnsupported(t *testing.T, err error, route string) {
 	}
 }
 
-// checkFor polls fn until it succeeds or total passes, instead of sleeping a guess.
-func checkFor(t testing.TB, total, interval time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not true after %s: %v", total, err)
-		}
-		time.Sleep(interval)
-	}
-}
-
 // recorder is an http.RoundTripper that keeps the body of every request to one path.
 type recorder struct {
 	path string

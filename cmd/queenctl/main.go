@@ -38,11 +38,6 @@ func main() {
 	os.Exit(code)
 }
 
-// run is queenctl with the process's standard input and no signal handling, for tests.
-func run(args []string, stdout, stderr io.Writer) int {
-	return runIO(context.Background(), args, os.Stdin, stdout, stderr)
-}
-
 // command is one subcommand.
 type command struct {
 	name    string

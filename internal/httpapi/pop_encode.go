@@ -91,7 +91,7 @@ func appendRaw(b []byte, raw []byte) []byte {
 	if len(raw) == 0 {
 		return append(b, "null"...)
 	}
-	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+	if !bytes.ContainsAny(raw, " \t\r\n") {
 		return append(b, raw...)
 	}
 	var out bytes.Buffer

@@ -120,18 +120,6 @@ func (b *bundle) semPushKeys(partition string, keys ...string) []pushed {
 	return res
 }
 
-// semPop pops the test's queue (every partition) with a query string.
-func (b *bundle) semPop(query string) (popped, bool) {
-	b.t.Helper()
-	return b.pop("/api/v1/pop/queue/" + url.PathEscape(b.queue) + "?" + query)
-}
-
-// semPopPart pops one partition of the test's queue.
-func (b *bundle) semPopPart(partition, query string) (popped, bool) {
-	b.t.Helper()
-	return b.pop("/api/v1/pop/queue/" + url.PathEscape(b.queue) + "/partition/" + url.PathEscape(partition) + "?" + query)
-}
-
 // semMustPop pops and requires messages with exactly the given transaction ids, in order.
 func (b *bundle) semMustPop(path string, keys ...string) popped {
 	b.t.Helper()

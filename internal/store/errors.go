@@ -50,15 +50,6 @@ func pgCode(err error) string {
 	return ""
 }
 
-// pgMessage returns the server's message of err, or err's text.
-func pgMessage(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Message
-	}
-	return err.Error()
-}
-
 // retryOnDeadlock runs fn up to attempts times while PostgreSQL aborts it as a deadlock victim.
 func retryOnDeadlock(attempts int, fn func() error) error {
 	err := fn()
