@@ -9,7 +9,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// PushItem is one message to write. Key is the idempotency key (the message id when the
+// PushRow is one message to write. Key is the idempotency key (the message id when the
 // producer gave none); Payload is JSON text.
 type PushRow struct {
 	Queue, Partition, Key string
