@@ -1,4 +1,4 @@
-package queen_test
+package sdktest
 
 import (
 	"fmt"
