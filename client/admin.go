@@ -30,7 +30,8 @@ func (h Health) Healthy() bool { return h.Status == "healthy" }
 func (c *Client) Health(ctx context.Context) (Health, error) {
 	var h Health
 	_, err := c.do(ctx, call{method: http.MethodGet, path: "/health", noRetry: true}, &h)
-	if he, ok := errors.AsType[*HTTPError](err); ok {
+	var he *HTTPError
+	if errors.As(err, &he) {
 		_ = json.Unmarshal(he.Body, &h)
 	}
 	return h, err

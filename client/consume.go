@@ -129,7 +129,8 @@ func (q Queue) Consume(ctx context.Context, h Handler, o ConsumeOptions) error {
 	cs.touch()
 	var wg sync.WaitGroup
 	for range o.Concurrency {
-		wg.Go(func() { cs.work(ctx) })
+		wg.Add(1)
+		go func() { defer wg.Done(); cs.work(ctx) }()
 	}
 	wg.Wait()
 	cs.errMu.Lock()
@@ -178,7 +179,7 @@ func (cs *consumer) work(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			if he, ok := errors.AsType[*HTTPError](err); ok && !he.Temporary() {
+			if he := (*HTTPError)(nil); errors.As(err, &he) && !he.Temporary() {
 				cs.fail(err)
 				return
 			}

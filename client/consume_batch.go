@@ -74,7 +74,7 @@ func (cs *consumer) settle(ctx context.Context, m *Message, herr error) bool {
 	status, reason := AckCompleted, ""
 	if herr != nil {
 		status, reason = AckFailed, herr.Error()
-		if se, ok := errors.AsType[*statusError](herr); ok {
+		if se := (*statusError)(nil); errors.As(herr, &se) {
 			status = se.status
 			if se.err == nil {
 				reason = ""

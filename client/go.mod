@@ -1,5 +1,5 @@
 module github.com/queen-go/queen/client
 
-go 1.26.0
+go 1.24.0
 
 require github.com/google/uuid v1.6.0
