@@ -17,12 +17,28 @@ func (s *Store) Ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, er
 }
 
 const sqlAck = `SELECT success, error, queue_name, partition_name, lease_released, dlq, already_committed
-	FROM qg_ack_items($1::uuid[], $2, $3, $4, $5::uuid[], $6, $7::uuid[], $8)`
+	FROM qg_ack_items(p_pids => $1::uuid[], p_keys => $2, p_groups => $3, p_statuses => $4,
+		p_leases => $5::uuid[], p_errors => $6, p_required => $7::uuid[], p_now => $8)`
+
+// ackArgs are the parameters of qg_ack_items (see sqlCall).
+type ackArgs struct {
+	PIDs                   []*string
+	Keys, Groups, Statuses []string
+	Leases, Errors         []*string
+	Required               []string // leases that must be live (transactions' requiredLeases)
+	Now                    any
+}
+
+func (a ackArgs) args() []any {
+	return []any{uuidParam(a.PIDs), a.Keys, a.Groups, a.Statuses, uuidParam(a.Leases), a.Errors, uuidParam(a.Required), a.Now}
+}
 
 func (s *Store) ackItems(ctx context.Context, items []mq.AckItem, required []string) ([]mq.AckResult, error) {
 	a := ackArrays(items)
+	args := ackArgs{PIDs: a.pids, Keys: a.keys, Groups: a.groups, Statuses: a.statuses, Leases: a.leases,
+		Errors: a.errors, Required: required, Now: s.nowArg()}
 	var out []mq.AckResult
-	err := s.queryRows(ctx, sqlAck, []any{uuidParam(a.pids), a.keys, a.groups, a.statuses, uuidParam(a.leases), a.errors, uuidParam(required), s.nowArg()},
+	err := s.queryRows(ctx, sqlAck, args.args(),
 		func(row rowScanner) error {
 			var r mq.AckResult
 			if err := row.Scan(&r.Success, &r.Error, &r.Queue, &r.Partition, &r.LeaseReleased, &r.DLQ, &r.AlreadyCommitted); err != nil {
@@ -35,15 +51,16 @@ func (s *Store) ackItems(ctx context.Context, items []mq.AckItem, required []str
 	return out, err
 }
 
-type ackArgs struct {
+// ackCols are ack items as the column arrays the SQL functions take.
+type ackCols struct {
 	pids, leases, errors   []*string
 	keys, groups, statuses []string
 }
 
 // ackArrays turns items into the column arrays qg_ack_items takes ("" → NULL where it means none).
-func ackArrays(items []mq.AckItem) ackArgs {
+func ackArrays(items []mq.AckItem) ackCols {
 	n := len(items)
-	a := ackArgs{pids: make([]*string, n), leases: make([]*string, n), errors: make([]*string, n),
+	a := ackCols{pids: make([]*string, n), leases: make([]*string, n), errors: make([]*string, n),
 		keys: make([]string, n), groups: make([]string, n), statuses: make([]string, n)}
 	for i, it := range items {
 		a.pids[i], a.leases[i], a.errors[i] = strPtr(it.PartitionID), strPtr(it.LeaseID), strPtr(it.Error)

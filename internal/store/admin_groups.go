@@ -10,7 +10,7 @@ import (
 
 // ConsumerGroups lists every (group, queue) pair known from cursors or registrations.
 func (s *Store) ConsumerGroups(ctx context.Context) ([]mq.GroupSummary, error) {
-	out, err := queryAll(ctx, s, "SELECT * FROM qg_consumer_groups($1)", []any{s.nowArg()},
+	out, err := queryAll(ctx, s, "SELECT * FROM qg_consumer_groups(p_now => $1)", []any{s.nowArg()},
 		func(r rowScanner, g *mq.GroupSummary) error {
 			return r.Scan(&g.Group, &g.Queue, &g.Members, &g.PartitionsWithLag, &g.TotalLag, &g.MaxTimeLag,
 				&g.EverConsumed, &g.SubscriptionMode, &g.SubscriptionTimestamp, &g.SubscriptionCreatedAt)
@@ -23,7 +23,7 @@ func (s *Store) ConsumerGroups(ctx context.Context) ([]mq.GroupSummary, error) {
 
 // LaggingPairs lists the pairs whose time lag is at least minLag seconds, most lagging first.
 func (s *Store) LaggingPairs(ctx context.Context, minLag int64) ([]mq.PairLag, error) {
-	out, err := queryAll(ctx, s, "SELECT * FROM qg_lagging_pairs($1, $2)", []any{minLag, s.nowArg()},
+	out, err := queryAll(ctx, s, "SELECT * FROM qg_lagging_pairs(p_min_lag => $1, p_now => $2)", []any{minLag, s.nowArg()},
 		func(r rowScanner, p *mq.PairLag) error {
 			return r.Scan(&p.Group, &p.Queue, &p.Partition, &p.PartitionID, &p.LeaseID, &p.OffsetLag, &p.TimeLag,
 				&p.OldestUnconsumed, &p.LastConsumed)
@@ -37,7 +37,7 @@ func (s *Store) LaggingPairs(ctx context.Context, minLag int64) ([]mq.PairLag, e
 // ConsumerGroupPairs lists one group's cursors on every queue, by queue and partition name;
 // none means the group is unknown.
 func (s *Store) ConsumerGroupPairs(ctx context.Context, group string) ([]mq.PairLag, error) {
-	out, err := queryAll(ctx, s, "SELECT * FROM qg_consumer_group_detail($1, $2)", []any{group, s.nowArg()},
+	out, err := queryAll(ctx, s, "SELECT * FROM qg_consumer_group_detail(p_group => $1, p_now => $2)", []any{group, s.nowArg()},
 		func(r rowScanner, p *mq.PairLag) error {
 			p.Group = group
 			return r.Scan(&p.Queue, &p.Partition, &p.LeaseID, &p.LastConsumed, &p.TotalConsumed, &p.OffsetLag, &p.TimeLag)
@@ -52,7 +52,7 @@ func (s *Store) ConsumerGroupPairs(ctx context.Context, group string) ([]mq.Pair
 // queue, and with metadata its subscriptions. It returns the cursors removed and the queues
 // touched (to wake their parked pops).
 func (s *Store) DeleteConsumerGroup(ctx context.Context, group, queue string, metadata bool) (deleted int, queues []string, err error) {
-	_, err = s.queryOne(ctx, "SELECT * FROM qg_delete_consumer_group($1, $2, $3)",
+	_, err = s.queryOne(ctx, "SELECT * FROM qg_delete_consumer_group(p_group => $1, p_queue => $2, p_metadata => $3)",
 		[]any{group, nullIfEmpty(queue), metadata}, &deleted, &queues)
 	if err != nil {
 		return 0, nil, fmt.Errorf("delete consumer group %q: %w", group, err)
@@ -63,7 +63,7 @@ func (s *Store) DeleteConsumerGroup(ctx context.Context, group, queue string, me
 // SetSubscriptionTimestamp rewrites a group's subscription timestamp on every queue it is
 // registered on; it returns the registrations changed and their queues.
 func (s *Store) SetSubscriptionTimestamp(ctx context.Context, group string, ts time.Time) (updated int, queues []string, err error) {
-	_, err = s.queryOne(ctx, "SELECT * FROM qg_set_subscription_timestamp($1, $2)", []any{group, ts}, &updated, &queues)
+	_, err = s.queryOne(ctx, "SELECT * FROM qg_set_subscription_timestamp(p_group => $1, p_ts => $2)", []any{group, ts}, &updated, &queues)
 	if err != nil {
 		return 0, nil, fmt.Errorf("update subscription of %q: %w", group, err)
 	}
@@ -74,7 +74,7 @@ func (s *Store) SetSubscriptionTimestamp(ctx context.Context, group string, ts t
 // else before the first message created at or after ts. found is false for an unknown queue.
 func (s *Store) SeekQueue(ctx context.Context, group, queue string, ts *time.Time) (updated int, found bool, err error) {
 	var n *int
-	if _, err = s.queryOne(ctx, "SELECT qg_seek_queue($1, $2, $3)", []any{group, queue, ts}, &n); err != nil {
+	if _, err = s.queryOne(ctx, "SELECT qg_seek_queue(p_group => $1, p_queue => $2, p_ts => $3)", []any{group, queue, ts}, &n); err != nil {
 		return 0, false, fmt.Errorf("seek %q on %q: %w", group, queue, err)
 	}
 	if n == nil {
@@ -86,7 +86,7 @@ func (s *Store) SeekQueue(ctx context.Context, group, queue string, ts *time.Tim
 // SeekPartition moves a group's cursor to the end of one partition. found is false for an
 // unknown queue or partition; movedTo is the last stored message, nil when there is none.
 func (s *Store) SeekPartition(ctx context.Context, group, queue, partition string) (movedTo *string, found bool, err error) {
-	_, err = s.queryOne(ctx, "SELECT * FROM qg_seek_partition($1, $2, $3)", []any{group, queue, partition}, &found, &movedTo)
+	_, err = s.queryOne(ctx, "SELECT * FROM qg_seek_partition(p_group => $1, p_queue => $2, p_partition => $3)", []any{group, queue, partition}, &found, &movedTo)
 	if err != nil {
 		return nil, false, fmt.Errorf("seek %q on %q/%q: %w", group, queue, partition, err)
 	}

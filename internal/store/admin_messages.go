@@ -3,16 +3,17 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
+	"time"
 
 	"github.com/queen-go/queen/internal/mq"
 )
 
 // ListMessages returns a page of stored messages, newest first.
 func (s *Store) ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.ListedMessage, error) {
-	args := []any{nullIfEmpty(f.Queue), nullIfEmpty(f.Partition), nullIfEmpty(f.Namespace), nullIfEmpty(f.Task),
-		nullIfEmpty(f.Status), f.From, f.To, f.Page.Limit, f.Page.Offset, s.nowArg()}
-	out, err := queryAll(ctx, s, "SELECT * FROM qg_list_messages($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", args,
+	args := listMessagesArgs{Queue: nullIfEmpty(f.Queue), Partition: nullIfEmpty(f.Partition), Namespace: nullIfEmpty(f.Namespace),
+		Task: nullIfEmpty(f.Task), Status: nullIfEmpty(f.Status), From: f.From, To: f.To, Limit: f.Page.Limit,
+		Offset: f.Page.Offset, Now: s.nowArg()}
+	out, err := queryAll(ctx, s, sqlListMessages, args.args(),
 		func(r rowScanner, m *mq.ListedMessage) error {
 			return r.Scan(&m.ID, &m.TransactionID, &m.PartitionID, &m.Queue, &m.Partition, &m.Namespace, &m.Task,
 				&m.Status, &m.QueueStatus, &m.ConsumedBy, &m.Groups, &m.TraceID, &m.ProducerSub, &m.Priority,
@@ -24,12 +25,27 @@ func (s *Store) ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.List
 	return out, nil
 }
 
+const sqlListMessages = `SELECT * FROM qg_list_messages(p_queue => $1, p_partition => $2, p_namespace => $3,
+	p_task => $4, p_status => $5, p_from => $6, p_to => $7, p_limit => $8, p_offset => $9, p_now => $10)`
+
+// listMessagesArgs are the parameters of qg_list_messages (see sqlCall).
+type listMessagesArgs struct {
+	Queue, Partition, Namespace, Task, Status any // filters, nil: any
+	From, To                                  *time.Time
+	Limit, Offset                             int
+	Now                                       any
+}
+
+func (a listMessagesArgs) args() []any {
+	return []any{a.Queue, a.Partition, a.Namespace, a.Task, a.Status, a.From, a.To, a.Limit, a.Offset, a.Now}
+}
+
 // MessageDetail returns one message; found is false when there is no such message.
 // partitionID must be a canonical UUID.
 func (s *Store) MessageDetail(ctx context.Context, partitionID, transactionID string) (d mq.MessageDetail, found bool, err error) {
 	args := []any{partitionID, transactionID, s.nowArg()}
 	err = s.queryBatch(ctx,
-		batchQuery{"SELECT * FROM qg_message_detail($1::uuid, $2, $3)", args, func(r rowScanner) error {
+		batchQuery{"SELECT * FROM qg_message_detail(p_pid => $1::uuid, p_key => $2, p_now => $3)", args, func(r rowScanner) error {
 			found = true
 			var payload *string
 			err := r.Scan(&d.ID, &d.TransactionID, &d.PartitionID, &d.Queue, &d.Partition, &d.Namespace, &d.Task,
@@ -38,7 +54,7 @@ func (s *Store) MessageDetail(ctx context.Context, partitionID, transactionID st
 			d.Payload = jsonText(payload)
 			return err
 		}},
-		batchQuery{"SELECT * FROM qg_message_consumers($1::uuid, $2, $3)", args, func(r rowScanner) error {
+		batchQuery{"SELECT * FROM qg_message_consumers(p_pid => $1::uuid, p_key => $2, p_now => $3)", args, func(r rowScanner) error {
 			var c mq.MessageConsumer
 			if err := r.Scan(&c.Group, &c.Consumed, &c.LeaseExpiresAt); err != nil {
 				return err
@@ -56,7 +72,7 @@ func (s *Store) MessageDetail(ctx context.Context, partitionID, transactionID st
 // until its dedup window ends; found is false when there is no such message. partitionID must
 // be a canonical UUID.
 func (s *Store) DeleteMessage(ctx context.Context, partitionID, transactionID string) (found bool, err error) {
-	if _, err = s.queryOne(ctx, "SELECT qg_delete_message($1::uuid, $2)", []any{partitionID, transactionID}, &found); err != nil {
+	if _, err = s.queryOne(ctx, "SELECT qg_delete_message(p_pid => $1::uuid, p_key => $2)", []any{partitionID, transactionID}, &found); err != nil {
 		return false, fmt.Errorf("delete message: %w", err)
 	}
 	return found, nil
@@ -71,12 +87,37 @@ func jsonText(s *string) []byte {
 	return []byte(*s)
 }
 
+const (
+	sqlDLQCount = `SELECT count(*)
+		FROM qg_dlq_matching(p_queue => $1, p_group => $2, p_partition => $3, p_from => $4, p_to => $5)`
+	sqlListDLQ = `SELECT * FROM qg_list_dlq(p_queue => $1, p_group => $2, p_partition => $3, p_from => $4, p_to => $5,
+		p_limit => $6, p_offset => $7)`
+)
+
+// dlqMatchArgs are the parameters of qg_dlq_matching, and the first ones of qg_list_dlq (see
+// sqlCall).
+type dlqMatchArgs struct {
+	Queue, Group, Partition any // filters, nil: any
+	From, To                *time.Time
+}
+
+func (a dlqMatchArgs) args() []any { return []any{a.Queue, a.Group, a.Partition, a.From, a.To} }
+
+// listDLQArgs are the parameters of qg_list_dlq.
+type listDLQArgs struct {
+	dlqMatchArgs
+	Limit, Offset int
+}
+
+func (a listDLQArgs) args() []any { return append(a.dlqMatchArgs.args(), a.Limit, a.Offset) }
+
 // ListDLQ returns a page of DLQ entries, newest failedAt first, and how many match in all.
 func (s *Store) ListDLQ(ctx context.Context, f mq.DLQFilter) (entries []mq.DLQEntry, total int64, err error) {
-	match := []any{nullIfEmpty(f.Queue), nullIfEmpty(f.Group), nullIfEmpty(f.Partition), f.From, f.To}
+	match := dlqMatchArgs{Queue: nullIfEmpty(f.Queue), Group: nullIfEmpty(f.Group), Partition: nullIfEmpty(f.Partition),
+		From: f.From, To: f.To}
 	err = s.queryBatch(ctx,
-		batchQuery{"SELECT count(*) FROM qg_dlq_matching($1, $2, $3, $4, $5)", match, scanInto(&total)},
-		batchQuery{"SELECT * FROM qg_list_dlq($1, $2, $3, $4, $5, $6, $7)", slices.Concat(match, []any{f.Page.Limit, f.Page.Offset}),
+		batchQuery{sqlDLQCount, match.args(), scanInto(&total)},
+		batchQuery{sqlListDLQ, listDLQArgs{dlqMatchArgs: match, Limit: f.Page.Limit, Offset: f.Page.Offset}.args(),
 			func(r rowScanner) error {
 				var e mq.DLQEntry
 				var payload *string

@@ -9,7 +9,7 @@ import (
 
 // QueueSummaries lists every queue with live counters, newest first.
 func (s *Store) QueueSummaries(ctx context.Context) ([]mq.QueueSummary, error) {
-	out, err := queryAll(ctx, s, "SELECT * FROM qg_queue_summaries($1)", []any{s.nowArg()},
+	out, err := queryAll(ctx, s, "SELECT * FROM qg_queue_summaries(p_now => $1)", []any{s.nowArg()},
 		func(r rowScanner, q *mq.QueueSummary) error {
 			return r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.Partitions, &q.Total, &q.Pending, &q.Processing)
 		})
@@ -21,7 +21,7 @@ func (s *Store) QueueSummaries(ctx context.Context) ([]mq.QueueSummary, error) {
 
 // LabelSummaries groups the queues by task (byTask) or namespace.
 func (s *Store) LabelSummaries(ctx context.Context, byTask bool) ([]mq.LabelSummary, error) {
-	out, err := queryAll(ctx, s, "SELECT * FROM qg_label_summaries($1, $2)", []any{byTask, s.nowArg()},
+	out, err := queryAll(ctx, s, "SELECT * FROM qg_label_summaries(p_by_task => $1, p_now => $2)", []any{byTask, s.nowArg()},
 		func(r rowScanner, l *mq.LabelSummary) error {
 			return r.Scan(&l.Label, &l.Queues, &l.Partitions, &l.Total, &l.Pending)
 		})
@@ -34,11 +34,11 @@ func (s *Store) LabelSummaries(ctx context.Context, byTask bool) ([]mq.LabelSumm
 // QueueDetail returns one queue and its partitions; found is false when there is no such queue.
 func (s *Store) QueueDetail(ctx context.Context, name string) (q mq.QueueInfo, parts []mq.PartitionInfo, found bool, err error) {
 	err = s.queryBatch(ctx,
-		batchQuery{"SELECT * FROM qg_queue_detail($1)", []any{name}, func(r rowScanner) error {
+		batchQuery{"SELECT * FROM qg_queue_detail(p_queue => $1)", []any{name}, func(r rowScanner) error {
 			found = true
 			return r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.DeadLetter)
 		}},
-		batchQuery{"SELECT * FROM qg_queue_partitions($1, $2)", []any{name, s.nowArg()}, func(r rowScanner) error {
+		batchQuery{"SELECT * FROM qg_queue_partitions(p_queue => $1, p_now => $2)", []any{name, s.nowArg()}, func(r rowScanner) error {
 			var p mq.PartitionInfo
 			c := &p.Counters
 			if err := r.Scan(&p.ID, &p.Name, &p.CreatedAt, &c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter,
@@ -58,7 +58,7 @@ func (s *Store) QueueDetail(ctx context.Context, name string) (q mq.QueueInfo, p
 func (s *Store) Overview(ctx context.Context) (mq.Overview, error) {
 	var o mq.Overview
 	c, t, f := &o.Counters, &o.TimeLag, &o.OffsetLag
-	_, err := s.queryOne(ctx, "SELECT * FROM qg_overview($1)", []any{s.nowArg()},
+	_, err := s.queryOne(ctx, "SELECT * FROM qg_overview(p_now => $1)", []any{s.nowArg()},
 		&o.Queues, &o.Partitions, &o.Namespaces, &o.Tasks, &c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter,
 		&t.Avg, &t.Median, &t.Min, &t.Max, &f.Avg, &f.Median, &f.Min, &f.Max, &o.IngestedLastMinute)
 	if err != nil {
@@ -75,7 +75,7 @@ const deleteQueueAttempts = 3
 // DeleteQueue removes a queue and everything of it; existed is false when there was none.
 func (s *Store) DeleteQueue(ctx context.Context, name string) (existed bool, err error) {
 	err = retryOnDeadlock(deleteQueueAttempts, func() error {
-		_, err := s.queryOne(ctx, "SELECT qg_delete_queue($1)", []any{name}, &existed)
+		_, err := s.queryOne(ctx, "SELECT qg_delete_queue(p_queue => $1)", []any{name}, &existed)
 		return err
 	})
 	if err != nil {

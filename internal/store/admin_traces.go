@@ -9,17 +9,34 @@ import (
 
 // AddTrace stores a trace record; found is false when the message does not exist.
 func (s *Store) AddTrace(ctx context.Context, t mq.TraceRecord) (found bool, err error) {
-	args := []any{t.ID, t.PartitionID, t.TransactionID, t.Group, t.EventType, string(t.Data), t.WorkerID, t.Names, s.nowArg()}
-	if _, err = s.queryOne(ctx, "SELECT qg_add_trace($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8, $9)", args, &found); err != nil {
+	args := addTraceArgs{ID: t.ID, PID: t.PartitionID, Key: t.TransactionID, Group: t.Group, Event: t.EventType,
+		Data: string(t.Data), Worker: t.WorkerID, Names: t.Names, Now: s.nowArg()}
+	if _, err = s.queryOne(ctx, sqlAddTrace, args.args(), &found); err != nil {
 		return false, fmt.Errorf("add trace: %w", err)
 	}
 	return found, nil
 }
 
+const sqlAddTrace = `SELECT qg_add_trace(p_id => $1::uuid, p_pid => $2::uuid, p_key => $3, p_group => $4,
+	p_event => $5, p_data => $6, p_worker => $7, p_names => $8, p_now => $9)`
+
+// addTraceArgs are the parameters of qg_add_trace (see sqlCall).
+type addTraceArgs struct {
+	ID, PID, Key, Group, Event string
+	Data                       string // JSON text
+	Worker                     string
+	Names                      []string
+	Now                        any
+}
+
+func (a addTraceArgs) args() []any {
+	return []any{a.ID, a.PID, a.Key, a.Group, a.Event, a.Data, a.Worker, a.Names, a.Now}
+}
+
 // MessageTraces lists a message's trace records, oldest first. partitionID must be a
 // canonical UUID.
 func (s *Store) MessageTraces(ctx context.Context, partitionID, transactionID string) ([]mq.Trace, error) {
-	out, err := queryAll(ctx, s, "SELECT * FROM qg_message_traces($1::uuid, $2)", []any{partitionID, transactionID},
+	out, err := queryAll(ctx, s, "SELECT * FROM qg_message_traces(p_pid => $1::uuid, p_key => $2)", []any{partitionID, transactionID},
 		func(r rowScanner, t *mq.Trace) error {
 			var data *string
 			err := r.Scan(&t.ID, &t.EventType, &data, &t.Group, &t.WorkerID, &t.CreatedAt, &t.Names)
@@ -35,8 +52,8 @@ func (s *Store) MessageTraces(ctx context.Context, partitionID, transactionID st
 // TracesByName returns a page of the records carrying name, oldest first, and their total.
 func (s *Store) TracesByName(ctx context.Context, name string, p mq.Page) (out []mq.NamedTrace, total int64, err error) {
 	err = s.queryBatch(ctx,
-		batchQuery{"SELECT qg_trace_name_count($1)", []any{name}, scanInto(&total)},
-		batchQuery{"SELECT * FROM qg_traces_by_name($1, $2, $3)", []any{name, p.Limit, p.Offset}, func(r rowScanner) error {
+		batchQuery{"SELECT qg_trace_name_count(p_name => $1)", []any{name}, scanInto(&total)},
+		batchQuery{"SELECT * FROM qg_traces_by_name(p_name => $1, p_limit => $2, p_offset => $3)", []any{name, p.Limit, p.Offset}, func(r rowScanner) error {
 			var t mq.NamedTrace
 			var data, payload *string
 			if err := r.Scan(&t.ID, &t.TransactionID, &t.PartitionID, &t.EventType, &data, &t.Group, &t.WorkerID,
@@ -60,7 +77,7 @@ func (s *Store) TracesByName(ctx context.Context, name string, p mq.Page) (out [
 func (s *Store) TraceNames(ctx context.Context, p mq.Page) (out []mq.TraceName, total int64, err error) {
 	err = s.queryBatch(ctx,
 		batchQuery{"SELECT qg_trace_name_total()", nil, scanInto(&total)},
-		batchQuery{"SELECT * FROM qg_trace_names($1, $2)", []any{p.Limit, p.Offset}, func(r rowScanner) error {
+		batchQuery{"SELECT * FROM qg_trace_names(p_limit => $1, p_offset => $2)", []any{p.Limit, p.Offset}, func(r rowScanner) error {
 			var n mq.TraceName
 			if err := r.Scan(&n.Name, &n.Traces, &n.Messages, &n.LastSeen); err != nil {
 				return err

@@ -12,14 +12,25 @@ import (
 // It returns the queue id and the Default partition id.
 func (s *Store) Configure(ctx context.Context, name, namespace, task string, opts mq.QueueOptions) (queueID, partitionID string, err error) {
 	err = s.withConn(ctx, func(c *pgxpool.Conn) error {
-		return c.QueryRow(ctx, "SELECT queue_id::text, partition_id::text FROM qg_configure($1, $2, $3, $4)",
-			name, namespace, task, opts).Scan(&queueID, &partitionID)
+		args := configureArgs{Name: name, Namespace: namespace, Task: task, Opts: opts}
+		return c.QueryRow(ctx, sqlConfigure, args.args()...).Scan(&queueID, &partitionID)
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("configure %q: %w", name, err)
 	}
 	return queueID, partitionID, nil
 }
+
+const sqlConfigure = `SELECT queue_id::text, partition_id::text
+	FROM qg_configure(p_name => $1, p_namespace => $2, p_task => $3, p_opts => $4)`
+
+// configureArgs are the parameters of qg_configure (see sqlCall).
+type configureArgs struct {
+	Name, Namespace, Task string
+	Opts                  mq.QueueOptions // sent as JSON
+}
+
+func (a configureArgs) args() []any { return []any{a.Name, a.Namespace, a.Task, a.Opts} }
 
 // EncryptedQueues reports, for each named queue that exists, whether encryptionEnabled is set.
 func (s *Store) EncryptedQueues(ctx context.Context, names []string) (map[string]bool, error) {

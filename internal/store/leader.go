@@ -159,9 +159,18 @@ func (l *Leader) CleanupPartitions(ctx context.Context, days, limit int) (int64,
 // statsDays, retention history and metrics older than metricsDays. more reports that some
 // table had more.
 func (l *Leader) CleanupHistory(ctx context.Context, statsDays, metricsDays, limit int) (removed int64, more bool, err error) {
-	err = l.queryRow(ctx, sqlCleanupHistory, statsDays, metricsDays, limit, l.s.nowArg()).Scan(&removed, &more)
+	args := cleanupHistoryArgs{StatsDays: statsDays, MetricsDays: metricsDays, Limit: limit, Now: l.s.nowArg()}
+	err = l.queryRow(ctx, sqlCleanupHistory, args.args()...).Scan(&removed, &more)
 	return removed, more, classify(err)
 }
+
+// cleanupHistoryArgs are the parameters of qg_cleanup_history (see sqlCall).
+type cleanupHistoryArgs struct {
+	StatsDays, MetricsDays, Limit int
+	Now                           any
+}
+
+func (a cleanupHistoryArgs) args() []any { return []any{a.StatsDays, a.MetricsDays, a.Limit, a.Now} }
 
 // StatsRefresh counts the stats rows a run refreshed per level and the stale ones it removed
 // (admin-api.md §8).
@@ -173,12 +182,23 @@ type StatsRefresh struct {
 // the first, in id order) under run. It returns the last partition done, "" when none was left.
 func (l *Leader) StatsPartitions(ctx context.Context, run, after string, limit int) (string, error) {
 	var last *string
-	err := l.queryRow(ctx, sqlStatsPartitions, run, nullIfEmpty(after), limit, l.s.nowArg()).Scan(&last)
+	args := statsPartitionsArgs{Run: run, After: nullIfEmpty(after), Limit: limit, Now: l.s.nowArg()}
+	err := l.queryRow(ctx, sqlStatsPartitions, args.args()...).Scan(&last)
 	if err != nil || last == nil {
 		return "", classify(err)
 	}
 	return *last, nil
 }
+
+// statsPartitionsArgs are the parameters of qg_stats_partitions (see sqlCall).
+type statsPartitionsArgs struct {
+	Run   string
+	After any // nil: from the first partition
+	Limit int
+	Now   any
+}
+
+func (a statsPartitionsArgs) args() []any { return []any{a.Run, a.After, a.Limit, a.Now} }
 
 // StatsRollup finishes run: removes what it did not see, recomputes the queue, namespace,
 // task and system rows and writes the history.

@@ -92,10 +92,24 @@ func (s *Store) FlushMetrics(ctx context.Context, in Instance, workers []WorkerM
 		return err
 	}
 	err = s.withConn(ctx, func(c *pgxpool.Conn) error {
-		_, err := c.Exec(ctx, sqlMetricsFlush, in.WorkerID, in.Hostname, in.PID, string(w), string(q), s.nowArg())
+		args := metricsFlushArgs{Worker: in.WorkerID, Hostname: in.Hostname, PID: in.PID, Workers: string(w),
+			Queues: string(q), Now: s.nowArg()}
+		_, err := c.Exec(ctx, sqlMetricsFlush, args.args()...)
 		return err
 	})
 	return wrap("flush metrics", err)
+}
+
+// metricsFlushArgs are the parameters of qg_metrics_flush (see sqlCall).
+type metricsFlushArgs struct {
+	Worker, Hostname string
+	PID              int
+	Workers, Queues  string // JSON arrays of rows
+	Now              any
+}
+
+func (a metricsFlushArgs) args() []any {
+	return []any{a.Worker, a.Hostname, a.PID, a.Workers, a.Queues, a.Now}
 }
 
 var (

@@ -105,8 +105,8 @@ func listMigrations() ([]migration, error) {
 	return out, nil
 }
 
-// installFunctions re-creates the PL/pgSQL functions when their combined text changed, so a
-// running fleet is not disturbed by every restart.
+// installFunctions re-creates the PL/pgSQL functions and the row types their files define
+// when their combined text changed, so a running fleet is not disturbed by every restart.
 func installFunctions(ctx context.Context, tx pgx.Tx) error {
 	names, err := fs.Glob(sqlFiles, "sql/functions/*.sql")
 	if err != nil {
@@ -132,7 +132,8 @@ func installFunctions(ctx context.Context, tx pgx.Tx) error {
 	if installed == sum {
 		return nil
 	}
-	// Drop every function of ours first, so a changed signature leaves no stale overload.
+	// Drop every function of ours first, so a changed signature leaves no stale overload, and
+	// the row types they return, which their files define again.
 	if _, err := tx.Exec(ctx, dropFunctions); err != nil {
 		return fmt.Errorf("drop old functions: %w", err)
 	}
@@ -146,12 +147,27 @@ func installFunctions(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
+// dropFunctions removes our functions, then our row types: the standalone composite types
+// named qg_* (a table's row type is never one), newest first in case one holds another. They
+// are created by the function files, so a changed definition is installed like a changed
+// function, and a database whose types came from migration 0001 (before they moved to the
+// function files) ends up the same as a new one. No CASCADE: should anything besides our
+// functions use such a type, the install fails rather than drop it along.
 const dropFunctions = `DO $$
-DECLARE f regprocedure;
+DECLARE
+    f regprocedure;
+    t regtype;
 BEGIN
     FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
              WHERE p.pronamespace = current_schema()::regnamespace AND p.proname LIKE 'qg\_%'
     LOOP
         EXECUTE 'DROP FUNCTION ' || f;
+    END LOOP;
+    FOR t IN SELECT ty.oid::regtype FROM pg_type ty JOIN pg_class c ON c.oid = ty.typrelid
+             WHERE ty.typnamespace = current_schema()::regnamespace AND ty.typtype = 'c'
+               AND c.relkind = 'c' AND ty.typname LIKE 'qg\_%'
+             ORDER BY ty.oid DESC
+    LOOP
+        EXECUTE 'DROP TYPE ' || t;
     END LOOP;
 END $$`

@@ -23,7 +23,26 @@ type PopRequest struct {
 
 const sqlPop = `SELECT id::text, transaction_id, trace_id::text, payload, producer_sub, created_at,
 	partition_id::text, partition_name, queue_name, retry_count, encrypted
-	FROM qg_pop($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12)`
+	FROM qg_pop(p_queue => $1, p_partition => $2, p_namespace => $3, p_task => $4, p_group => $5,
+		p_batch => $6, p_max_partitions => $7, p_auto_ack => $8, p_lease_id => $9::uuid,
+		p_sub_mode => $10, p_sub_ts => $11, p_now => $12)`
+
+// popArgs are the parameters of qg_pop (see sqlCall).
+type popArgs struct {
+	Queue, Partition, Namespace, Task any // filters, nil: any
+	Group                             string
+	Batch, MaxPartitions              int
+	AutoAck                           bool
+	LeaseID                           any // nil with AutoAck
+	SubMode                           string
+	SubTs                             *time.Time
+	Now                               any
+}
+
+func (a popArgs) args() []any {
+	return []any{a.Queue, a.Partition, a.Namespace, a.Task, a.Group, a.Batch, a.MaxPartitions, a.AutoAck,
+		a.LeaseID, a.SubMode, a.SubTs, a.Now}
+}
 
 // Pop claims and returns deliverable messages; none is not an error.
 func (s *Store) Pop(ctx context.Context, r PopRequest) ([]mq.Message, error) {
@@ -31,8 +50,9 @@ func (s *Store) Pop(ctx context.Context, r PopRequest) ([]mq.Message, error) {
 	if !r.AutoAck {
 		lease = r.LeaseID
 	}
-	args := []any{nullIfEmpty(r.Queue), nullIfEmpty(r.Partition), nullIfEmpty(r.Namespace), nullIfEmpty(r.Task),
-		r.Group, r.Batch, r.Partitions, r.AutoAck, lease, r.SubscriptionMode, r.SubscriptionFrom, s.nowArg()}
+	args := popArgs{Queue: nullIfEmpty(r.Queue), Partition: nullIfEmpty(r.Partition), Namespace: nullIfEmpty(r.Namespace),
+		Task: nullIfEmpty(r.Task), Group: r.Group, Batch: r.Batch, MaxPartitions: r.Partitions, AutoAck: r.AutoAck,
+		LeaseID: lease, SubMode: r.SubscriptionMode, SubTs: r.SubscriptionFrom, Now: s.nowArg()}.args()
 	var out []mq.Message
 	run := func() error {
 		out = out[:0]

@@ -28,7 +28,9 @@ func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, err
 	run := func() error {
 		out = out[:0]
 		known := s.partitions.lookup(c.pairQueues, c.pairParts) // nil: resolve the names
-		err := s.queryRows(ctx, sqlPush, []any{c.pairQueues, c.pairParts, uuidParam(known), c.pairOf, c.keys, uuidParam(c.ids), c.payloads, c.encrypted, c.subs, s.nowArg()}, func(r rowScanner) error {
+		args := pushArgs{Queues: c.pairQueues, Partitions: c.pairParts, PairIDs: known, PairOf: c.pairOf,
+			Keys: c.keys, IDs: c.ids, Payloads: c.payloads, Encrypted: c.encrypted, Subs: c.subs, Now: s.nowArg()}
+		err := s.queryRows(ctx, sqlPush, args.args(), func(r rowScanner) error {
 			var p pushPlan
 			if err := r.Scan(&p.i, &p.status, &p.mid, &p.pid, &p.pos, &p.qid, &p.qname, &p.pname); err != nil {
 				return err
@@ -97,7 +99,7 @@ func (s *Store) runCreating(ctx context.Context, queues, partitions []string, ru
 // not exist yet, in a short committed transaction of its own.
 func (s *Store) EnsurePartitions(ctx context.Context, queues, partitions []string) error {
 	return s.withConn(ctx, func(c *pgxpool.Conn) error {
-		_, err := c.Exec(ctx, "SELECT qg_ensure_partitions($1, $2)", queues, partitions)
+		_, err := c.Exec(ctx, "SELECT qg_ensure_partitions(p_queues => $1, p_partitions => $2)", queues, partitions)
 		return err
 	})
 }
@@ -111,7 +113,26 @@ type pushPlan struct {
 	qname, pname string
 }
 
-const sqlPush = "SELECT i, status, mid::text, pid::text, pos, qid::text, qname, pname FROM qg_push($1, $2, $3::uuid[], $4, $5, $6::uuid[], $7, $8, $9, $10)"
+const sqlPush = `SELECT i, status, mid::text, pid::text, pos, qid::text, qname, pname
+	FROM qg_push(p_queues => $1, p_partitions => $2, p_pair_ids => $3::uuid[], p_pair_of => $4, p_keys => $5,
+		p_ids => $6::uuid[], p_payloads => $7, p_encrypted => $8, p_subs => $9, p_now => $10)`
+
+// pushArgs are the parameters of qg_push (see sqlCall).
+type pushArgs struct {
+	Queues, Partitions []string // the distinct (queue, partition) pairs
+	PairIDs            []string // the pairs' partition ids; nil: resolve the names
+	PairOf             []int32  // per item: its pair, 1-based
+	Keys, IDs          []string
+	Payloads           []string
+	Encrypted          []bool
+	Subs               []*string
+	Now                any
+}
+
+func (a pushArgs) args() []any {
+	return []any{a.Queues, a.Partitions, uuidParam(a.PairIDs), a.PairOf, a.Keys, uuidParam(a.IDs), a.Payloads,
+		a.Encrypted, a.Subs, a.Now}
+}
 
 // pushCols are push items as the column arrays the SQL functions take. The (queue,
 // partition) names also come once per distinct pair, with each item's pair (1-based) in
@@ -151,7 +172,7 @@ func pushColumns(items []PushRow) pushCols {
 // NotifyQueues signals the named queues to every instance's listener (see qg_notify_queues).
 func (s *Store) NotifyQueues(ctx context.Context, queues []string) error {
 	return s.withConn(ctx, func(c *pgxpool.Conn) error {
-		_, err := c.Exec(ctx, "SELECT qg_notify_queues($1)", queues)
+		_, err := c.Exec(ctx, "SELECT qg_notify_queues(p_names => $1)", queues)
 		return err
 	})
 }

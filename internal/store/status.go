@@ -110,7 +110,7 @@ var (
 func (s *Store) StatusQueueMessages(ctx context.Context, queue string, limit, offset int) (out []mq.QueueMessage, found bool, err error) {
 	err = s.queryBatch(ctx,
 		batchQuery{sqlQueueExists, []any{queue}, scanInto(&found)},
-		batchQuery{sqlStatusMessages, []any{queue, limit, offset, s.nowArg()}, func(r rowScanner) error {
+		batchQuery{sqlStatusMessages, statusMessagesArgs{Queue: queue, Limit: limit, Offset: offset, Now: s.nowArg()}.args(), func(r rowScanner) error {
 			var m mq.QueueMessage
 			err := r.Scan(&m.ID, &m.TransactionID, &m.PartitionID, &m.Queue, &m.Partition, &m.Status, &m.CreatedAt)
 			out = append(out, m)
@@ -119,6 +119,16 @@ func (s *Store) StatusQueueMessages(ctx context.Context, queue string, limit, of
 	)
 	return out, found, wrap("status queue messages", err)
 }
+
+// statusMessagesArgs are the parameters status_queue_messages passes to qg_list_messages
+// (see sqlCall).
+type statusMessagesArgs struct {
+	Queue         string
+	Limit, Offset int
+	Now           any
+}
+
+func (a statusMessagesArgs) args() []any { return []any{a.Queue, a.Limit, a.Offset, a.Now} }
 
 var sqlStatusAnalytics = query("status_analytics")
 

@@ -126,6 +126,15 @@ func (s *Store) queryRows(ctx context.Context, sql string, args []any, fn func(r
 	})
 }
 
+// sqlCall is the parameter struct of one SQL function call with more than three parameters
+// (pushArgs, popArgs, ...). Its fields are the function's parameters in order, each named after
+// its parameter without the p_ prefix (p_pair_ids: PairIDs), and args lists their values in
+// that order. The call text passes them in named notation, qg_push(p_queues => $1, ...), so
+// PostgreSQL refuses a call that names a parameter the function does not have, and
+// TestSQLCallsBindEachFieldToItsParameter checks that $n names the n-th field. Calls of one to
+// three parameters pass them directly, still in named notation.
+type sqlCall interface{ args() []any }
+
 func quoteIdent(s string) string { return pgx.Identifier{s}.Sanitize() }
 
 // isNoRows reports whether err is pgx.ErrNoRows.

@@ -42,8 +42,10 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 		ackItems[i], aIdx[i] = a.Ack, int32(a.Index)
 	}
 	a := ackArrays(ackItems)
-	args := []any{pIdx, c.queues, c.parts, c.keys, uuidParam(c.ids), c.payloads, c.encrypted, traces,
-		aIdx, uuidParam(a.pids), a.keys, a.groups, a.statuses, uuidParam(a.leases), a.errors, uuidParam(required), producerSub, s.nowArg(), tenant}
+	args := txnArgs{PushIdx: pIdx, Queues: c.queues, Partitions: c.parts, Keys: c.keys, IDs: c.ids,
+		Payloads: c.payloads, Encrypted: c.encrypted, Traces: traces,
+		AckIdx: aIdx, AckPIDs: a.pids, AckKeys: a.keys, AckGroups: a.groups, AckStatuses: a.statuses,
+		AckLeases: a.leases, AckErrors: a.errors, Required: required, Sub: producerSub, Now: s.nowArg(), Tenant: tenant}.args()
 	var out []mq.TxnResult
 	run := func() error {
 		out = out[:0]
@@ -73,7 +75,36 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 }
 
 const sqlTransaction = `SELECT i, kind, status, message_id::text, partition_id::text, coalesce(queue_name, ''), dlq, already_committed, lease_released
-	FROM qg_transaction($1, $2, $3, $4, $5::uuid[], $6, $7, $8::uuid[], $9, $10::uuid[], $11, $12, $13, $14::uuid[], $15, $16::uuid[], $17, $18, $19)`
+	FROM qg_transaction(p_push_idx => $1, p_queues => $2, p_partitions => $3, p_keys => $4, p_ids => $5::uuid[],
+		p_payloads => $6, p_encrypted => $7, p_traces => $8::uuid[],
+		p_ack_idx => $9, p_ack_pids => $10::uuid[], p_ack_keys => $11, p_ack_groups => $12,
+		p_ack_statuses => $13, p_ack_leases => $14::uuid[], p_ack_errors => $15,
+		p_required => $16::uuid[], p_sub => $17, p_now => $18, p_tenant => $19)`
+
+// txnArgs are the parameters of qg_transaction (see sqlCall): the flattened pushes (PushIdx
+// to Traces), the flattened acks (AckIdx to AckErrors), then the whole call's.
+type txnArgs struct {
+	PushIdx                       []int32
+	Queues, Partitions, Keys, IDs []string
+	Payloads                      []string
+	Encrypted                     []bool
+	Traces                        []*string
+	AckIdx                        []int32
+	AckPIDs                       []*string
+	AckKeys, AckGroups            []string
+	AckStatuses                   []string
+	AckLeases, AckErrors          []*string
+	Required                      []string
+	Sub                           *string
+	Now                           any
+	Tenant                        string
+}
+
+func (a txnArgs) args() []any {
+	return []any{a.PushIdx, a.Queues, a.Partitions, a.Keys, uuidParam(a.IDs), a.Payloads, a.Encrypted, a.Traces,
+		a.AckIdx, uuidParam(a.AckPIDs), a.AckKeys, a.AckGroups, a.AckStatuses, uuidParam(a.AckLeases), a.AckErrors,
+		uuidParam(a.Required), a.Sub, a.Now, a.Tenant}
+}
 
 func deref(s *string) string {
 	if s == nil {

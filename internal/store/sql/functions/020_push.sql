@@ -22,6 +22,20 @@ BEGIN
     FROM queues q WHERE q.name = ANY (p_names);
 END $$;
 
+-- One item's outcome in a push plan: carried between the statements of qg_push_items and
+-- returned by it and qg_push. (Row types live with their functions: installFunctions drops
+-- them with the functions and these files create them again.)
+CREATE TYPE qg_push_plan AS (
+    i        integer,   -- 0-based item index
+    status   text,      -- queued | duplicate | failed | taken (the first item of a key already stored)
+    mid      uuid,      -- message id: minted (queued), existing (duplicate)
+    pid      uuid,
+    pos      bigint,    -- allocated position (queued only)
+    qid      uuid,
+    qname    text,
+    pname    text
+);
+
 -- Writes push items into existing partitions (concepts.md §4). Shared by the push route
 -- (p_strict = false: taken keys report duplicate, a full queue reports failed per item) and the
 -- transaction route (p_strict = true: the first taken key raises QDUP, a full queue QFULL).

@@ -98,6 +98,21 @@ BEGIN
     END IF;
 END $$;
 
+-- One delivered message of a pop (qg_claim, qg_pop).
+CREATE TYPE qg_popped AS (
+    id             uuid,
+    transaction_id text,
+    trace_id       uuid,
+    payload        text,
+    producer_sub   text,
+    created_at     timestamptz,
+    partition_id   uuid,
+    partition_name text,
+    queue_name     text,
+    retry_count    integer,
+    encrypted      boolean
+);
+
 -- Claims one pair for a pop: the consumer row is taken only if nobody holds it and the pair is
 -- deliverable (concepts.md §6.1); then the visible messages after the cursor, up to p_budget,
 -- are leased under p_lease_id or consumed at once (p_auto_ack). A pair found with nothing left

@@ -51,6 +51,19 @@ BEGIN
     END IF;
 END $$;
 
+-- The verdict on one ack item (concepts.md §8.3), returned by qg_ack_batch_fast and
+-- qg_ack_items and read by qg_transaction.
+CREATE TYPE qg_ack_result AS (
+    i                 integer,
+    success           boolean,
+    error             text,
+    queue_name        text,
+    partition_name    text,
+    lease_released    boolean,
+    dlq               boolean,
+    already_committed boolean
+);
+
 -- The common ack, decided set-based: every item completes a message of one pair's live
 -- leased batch under that lease (a consumer acknowledging what it popped). Returns the
 -- results, or nothing when the call is anything else: the caller then evaluates it item by

@@ -1,3 +1,16 @@
+-- One entry of a committed transaction (transaction.md §6), by flattened index.
+CREATE TYPE qg_txn_result AS (
+    i                 integer,
+    kind              text,     -- push | ack
+    status            text,     -- push: queued | duplicate
+    message_id        uuid,
+    partition_id      uuid,
+    queue_name        text,
+    dlq               boolean,
+    already_committed boolean,
+    lease_released    boolean   -- ack: the pair holds no live lease afterwards
+);
+
 -- POST /api/v1/transaction (transaction.md §3): acks and pushes in one transaction, all or
 -- nothing. Rollback causes are raised with their exact message and a QG00x code:
 -- QG004 QTXN, QG002 QDUP, QG003 QFULL (from qg_push_items), QG005 QLEASE, QG006 QBATCH.

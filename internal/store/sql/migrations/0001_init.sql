@@ -140,60 +140,11 @@ CREATE TABLE dlq (
 );
 CREATE INDEX dlq_queue_failed ON dlq (queue_id, failed_at);
 
--- Carries a push plan between the statements of qg_push_items.
-CREATE TYPE qg_push_plan AS (
-    i        integer,   -- 0-based item index
-    status   text,      -- queued | duplicate | failed | taken (the first item of a key already stored)
-    mid      uuid,      -- message id: minted (queued), existing (duplicate)
-    pid      uuid,
-    pos      bigint,    -- allocated position (queued only)
-    qid      uuid,
-    qname    text,
-    pname    text
-);
-
 -- Which function bodies are installed (functions are re-applied when their text changes).
 CREATE TABLE function_versions (
     id   integer PRIMARY KEY CHECK (id = 1),
     hash text NOT NULL
 );
 
--- One delivered message of a pop.
-CREATE TYPE qg_popped AS (
-    id             uuid,
-    transaction_id text,
-    trace_id       uuid,
-    payload        text,
-    producer_sub   text,
-    created_at     timestamptz,
-    partition_id   uuid,
-    partition_name text,
-    queue_name     text,
-    retry_count    integer,
-    encrypted      boolean
-);
-
--- The verdict on one ack item (concepts.md §8.3).
-CREATE TYPE qg_ack_result AS (
-    i                 integer,
-    success           boolean,
-    error             text,
-    queue_name        text,
-    partition_name    text,
-    lease_released    boolean,
-    dlq               boolean,
-    already_committed boolean
-);
-
--- One entry of a committed transaction (transaction.md §6), by flattened index.
-CREATE TYPE qg_txn_result AS (
-    i                 integer,
-    kind              text,     -- push | ack
-    status            text,     -- push: queued | duplicate
-    message_id        uuid,
-    partition_id      uuid,
-    queue_name        text,
-    dlq               boolean,
-    already_committed boolean,
-    lease_released    boolean   -- ack: the pair holds no live lease afterwards
-);
+-- The row types the hot-path functions return (qg_push_plan, qg_popped, qg_ack_result,
+-- qg_txn_result) are defined in their function files (sql/functions) and re-created with them.

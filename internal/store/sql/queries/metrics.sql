@@ -85,7 +85,7 @@ UNION ALL
 SELECT 'queen_dlq_depth_by_queue', ARRAY['queue', q.name], s.dead_letter::float8
 FROM stats s JOIN queues q ON q.id = s.queue_id WHERE s.scope = 'queue'
 
--- Adds one instance's per-minute deltas: $1 worker id, $2 host name, $3 pid, $4 worker rows,
--- $5 queue rows (JSON arrays), $6 now.
+-- Adds one instance's per-minute deltas (worker and queue rows: JSON arrays).
 -- name: metrics_flush
-SELECT qg_metrics_flush($1, $2, $3, $4::jsonb, $5::jsonb, $6)
+SELECT qg_metrics_flush(p_worker => $1, p_hostname => $2, p_pid => $3, p_workers => $4::jsonb,
+                        p_queues => $5::jsonb, p_now => $6)

@@ -138,10 +138,10 @@ ORDER BY p.name
 SELECT EXISTS (SELECT 1 FROM queues q WHERE q.name = $1)
 
 -- A queue's stored messages, newest first, with their state (the admin listing's function).
--- $1 queue name, $2 limit, $3 offset, $4 now.
 -- name: status_queue_messages
 SELECT id, transaction_id, partition_id, queue_name, partition_name, status, created_at
-FROM qg_list_messages($1, NULL, NULL, NULL, NULL, '-infinity', 'infinity', $2, $3, $4)
+FROM qg_list_messages(p_queue => $1, p_partition => NULL, p_namespace => NULL, p_task => NULL, p_status => NULL,
+                      p_from => '-infinity', p_to => 'infinity', p_limit => $2, p_offset => $3, p_now => $4)
 
 -- Messages written per bucket ($3: minute, hour or day) from $1 to $2 for the matching queues
 -- ($4 queue, $5 namespace, $6 task), every bucket.

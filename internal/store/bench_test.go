@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/mq"
+)
+
+// BenchmarkHotPath times one call of each hot-path function against the test database, one
+// caller at a time: a push of 10 messages, a pop of them with their ack, and a transaction of
+// one push and one ack. It is the before/after check for changes to how they are called.
+func BenchmarkHotPath(b *testing.B) {
+	ctx := context.Background()
+	s := migratedSchema(b, "bench_hot_path")
+	const group = "__QUEUE_MODE__"
+	push := func(queue string, n int) {
+		rows := make([]PushRow, n)
+		for i := range rows {
+			id := uuid.NewString()
+			rows[i] = PushRow{Queue: queue, Partition: "Default", Key: id, ID: id, Payload: []byte(`{"n":1}`)}
+		}
+		if _, err := s.Push(ctx, rows); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("push10", func(b *testing.B) {
+		for b.Loop() {
+			push("bench-push", 10)
+		}
+	})
+	b.Run("pop10+ack", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			push("bench-pop", 10)
+			b.StartTimer()
+			lease := uuid.NewString()
+			msgs, err := s.Pop(ctx, PopRequest{Queue: "bench-pop", Group: group, Batch: 10, Partitions: 1, LeaseID: lease, SubscriptionMode: "all"})
+			if err != nil || len(msgs) != 10 {
+				b.Fatalf("pop: %d messages, %v", len(msgs), err)
+			}
+			acks := make([]mq.AckItem, len(msgs))
+			for i, m := range msgs {
+				acks[i] = mq.AckItem{PartitionID: m.PartitionID, TransactionID: m.TransactionID, Group: group, Status: "completed", LeaseID: lease}
+			}
+			if res, err := s.Ack(ctx, acks); err != nil || !res[0].Success {
+				b.Fatalf("ack: %v %+v", err, res)
+			}
+		}
+	})
+	b.Run("transaction", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			push("bench-txn-in", 1)
+			lease := uuid.NewString()
+			msgs, err := s.Pop(ctx, PopRequest{Queue: "bench-txn-in", Group: group, Batch: 1, Partitions: 1, LeaseID: lease, SubscriptionMode: "all"})
+			if err != nil || len(msgs) != 1 {
+				b.Fatalf("pop: %d messages, %v", len(msgs), err)
+			}
+			b.StartTimer()
+			id := uuid.NewString()
+			res, err := s.Transaction(ctx,
+				[]TxnPush{{Index: 0, Item: PushRow{Queue: "bench-txn-out", Partition: "Default", Key: id, ID: id, Payload: []byte(`1`)}}},
+				[]TxnAck{{Index: 1, Ack: mq.AckItem{PartitionID: msgs[0].PartitionID, TransactionID: msgs[0].TransactionID, Group: group, Status: "completed", LeaseID: lease}}},
+				nil, nil, "")
+			if err != nil || len(res) != 2 {
+				b.Fatalf("transaction: %v %+v", err, res)
+			}
+		}
+	})
+}
