@@ -35,13 +35,13 @@ type popArgs struct {
 	AutoAck                           bool
 	LeaseID                           any // nil with AutoAck
 	SubMode                           string
-	SubTs                             *time.Time
+	SubTS                             *time.Time
 	Now                               any
 }
 
 func (a popArgs) args() []any {
 	return []any{a.Queue, a.Partition, a.Namespace, a.Task, a.Group, a.Batch, a.MaxPartitions, a.AutoAck,
-		a.LeaseID, a.SubMode, a.SubTs, a.Now}
+		a.LeaseID, a.SubMode, a.SubTS, a.Now}
 }
 
 // Pop claims and returns deliverable messages; none is not an error.
@@ -52,7 +52,7 @@ func (s *Store) Pop(ctx context.Context, r PopRequest) ([]mq.Message, error) {
 	}
 	args := popArgs{Queue: nullIfEmpty(r.Queue), Partition: nullIfEmpty(r.Partition), Namespace: nullIfEmpty(r.Namespace),
 		Task: nullIfEmpty(r.Task), Group: r.Group, Batch: r.Batch, MaxPartitions: r.Partitions, AutoAck: r.AutoAck,
-		LeaseID: lease, SubMode: r.SubscriptionMode, SubTs: r.SubscriptionFrom, Now: s.nowArg()}.args()
+		LeaseID: lease, SubMode: r.SubscriptionMode, SubTS: r.SubscriptionFrom, Now: s.nowArg()}.args()
 	var out []mq.Message
 	run := func() error {
 		out = out[:0]
