@@ -11,6 +11,7 @@ import (
 
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 // recordingWriter answers each item with its key as message id, fails any call that holds
@@ -19,10 +20,12 @@ type recordingWriter struct {
 	mu    sync.Mutex
 	calls []int
 	gate  chan struct{} // when set, calls wait on it, so requests pile up behind a busy flusher
+	held  atomic.Int32  // items of the calls waiting on gate
 }
 
 func (w *recordingWriter) write(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
 	if w.gate != nil {
+		w.held.Add(int32(len(items)))
 		<-w.gate
 	}
 	w.mu.Lock()
@@ -62,15 +65,14 @@ func TestCoalescerMergesConcurrentRequestsAndSplitsResults(t *testing.T) {
 			results[r] = res
 		}()
 	}
-	// Let every request queue up behind the first call, then release the writer.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		n := c.queued()
-		if n >= 19 || time.Now().After(deadline) {
-			break
+	// Let every request queue up behind the first call or join it (a flush that starts late
+	// takes several at once), then release the writer.
+	testkit.Eventually(t, 5*time.Second, time.Millisecond, func() error {
+		if n := c.queued() + int(w.held.Load())/2; n < 20 {
+			return fmt.Errorf("%d of 20 requests queued or in the held call", n)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 	close(w.gate)
 	wg.Wait()
 	for r, res := range results {

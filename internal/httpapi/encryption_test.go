@@ -10,6 +10,9 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
+// Sealing on push and opening on pop are tested in internal/broker (encrypt_test.go); here
+// only the transaction route's two push forms.
+
 const encKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 
 // storedPayloads returns the payload and encrypted flag of every message of a queue.
@@ -41,21 +44,6 @@ func assertEnvelope(t *testing.T, stored string) {
 	}
 }
 
-func TestEncryptedQueueStoresEnvelopeAndPopDecrypts(t *testing.T) {
-	b := setup(t, testserver.Options{EncryptionKey: encKey})
-	b.configure(obj{"encryptionEnabled": true})
-	b.push("", obj{"payload": obj{"secret": "s3"}})
-	stored, flags := storedPayloads(t, b.queue)
-	if len(stored) != 1 || !flags[0] || strings.Contains(stored[0], "s3") {
-		t.Fatalf("stored %v %v", stored, flags)
-	}
-	assertEnvelope(t, stored[0])
-	p, ok := b.pop("/api/v1/pop/queue/" + b.queue)
-	if !ok || string(p.Messages[0].Data) != `{"secret":"s3"}` {
-		t.Fatalf("pop %+v", p)
-	}
-}
-
 // Transaction claim 50: pushes of both forms are stored encrypted and popped decrypted.
 func TestTxnClaim50_EncryptedQueueBothPushForms(t *testing.T) {
 	b := setup(t, testserver.Options{EncryptionKey: encKey})
@@ -76,46 +64,6 @@ func TestTxnClaim50_EncryptedQueueBothPushForms(t *testing.T) {
 	}
 	p, ok := b.pop("/api/v1/pop/queue/" + b.queue + "?batch=2")
 	if !ok || len(p.Messages) != 2 || string(p.Messages[0].Data) != `{"form":"nested"}` || string(p.Messages[1].Data) != `{"form":"flat"}` {
-		t.Fatalf("pop %+v", p)
-	}
-}
-
-func TestEncryptionOptionWithoutKeyStoresPlainText(t *testing.T) {
-	b := setup(t, testserver.Options{})
-	b.configure(obj{"encryptionEnabled": true})
-	b.push("", obj{"payload": obj{"v": 1}})
-	stored, flags := storedPayloads(t, b.queue)
-	if len(stored) != 1 || flags[0] || stored[0] != `{"v":1}` {
-		t.Fatalf("stored %v %v", stored, flags)
-	}
-}
-
-// A broker without the key delivers the envelope as stored instead of failing the pop.
-func TestEncryptedMessageWithoutKeyAtReadIsDeliveredAsStored(t *testing.T) {
-	b := setup(t, testserver.Options{EncryptionKey: encKey})
-	b.configure(obj{"encryptionEnabled": true})
-	b.push("", obj{"payload": obj{"v": 1}})
-	plain := testserver.Start(t, testDSN, testserver.Options{})
-	code, body := doURL(t, "GET", plain.URL+"/api/v1/pop/queue/"+b.queue, nil)
-	if code != http.StatusOK {
-		t.Fatalf("pop: %d %s", code, body)
-	}
-	p := decode[popped](t, body)
-	assertEnvelope(t, string(p.Messages[0].Data))
-}
-
-// Turning encryption on affects only messages written afterwards.
-func TestEncryptionAppliesToLaterWritesOnly(t *testing.T) {
-	b := setup(t, testserver.Options{EncryptionKey: encKey})
-	b.push("", obj{"payload": obj{"n": 1}})
-	b.configure(obj{"encryptionEnabled": true})
-	b.push("", obj{"payload": obj{"n": 2}})
-	_, flags := storedPayloads(t, b.queue)
-	if len(flags) != 2 || flags[0] || !flags[1] {
-		t.Fatalf("flags %v", flags)
-	}
-	p, ok := b.pop("/api/v1/pop/queue/" + b.queue + "?batch=2")
-	if !ok || string(p.Messages[0].Data) != `{"n":1}` || string(p.Messages[1].Data) != `{"n":2}` {
 		t.Fatalf("pop %+v", p)
 	}
 }

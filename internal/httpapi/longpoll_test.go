@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -11,11 +10,9 @@ import (
 	"github.com/queen-go/queen/internal/waiter"
 )
 
-// Long-poll tests (operations.md §3). Servers that must prove a wake-up came from a signal run
-// with a 5 s fallback poll (lpSlowPoll): a parked pop that answers well within a second of the
-// write cannot have been answered by polling.
-
-var lpSlowPoll = testserver.Options{PollInitial: 5 * time.Second, PollMax: 5 * time.Second}
+// Long-poll wire tests (operations.md §3): the wait and timeout parameters, and a client that
+// goes away. The wake-up rules (push, ack, NOTIFY, fallback poll) are tested where they live,
+// in internal/broker (longpoll_test.go there).
 
 // lpResult is the outcome of a pop run in the background.
 type lpResult struct {
@@ -84,114 +81,6 @@ func lpWaitListening(t *testing.T, listener *testserver.Server, pusher *ccAPI) {
 	t.Fatal("the notification listener never received a wake-up")
 }
 
-// lpRequireWoken requires the background pop to answer 200 with the one message key within 1 s
-// of the write (push or ack) that returned at wrote.
-func lpRequireWoken(t *testing.T, ch <-chan lpResult, wrote time.Time, key string) popped {
-	t.Helper()
-	select {
-	case r := <-ch:
-		if r.err != nil || !r.ok {
-			t.Fatalf("woken pop: ok=%v err=%v", r.ok, r.err)
-		}
-		if len(r.p.Messages) != 1 || r.p.Messages[0].TransactionID != key {
-			t.Fatalf("woken pop delivered %+v, want %s", r.p.Messages, key)
-		}
-		latency := r.done.Sub(wrote)
-		t.Logf("answered %v after the write returned", latency.Round(time.Microsecond))
-		if latency >= time.Second {
-			t.Fatalf("woken %v after the write, want < 1s", latency)
-		}
-		return r.p
-	case <-time.After(3 * time.Second):
-		t.Fatal("parked pop not woken by the write within 3s (fallback poll is 5s)")
-	}
-	return popped{}
-}
-
-// A pop parked on instance A is woken by a push served by instance B over the same database.
-func TestLongPollWokenByOtherInstance(t *testing.T) {
-	a := ccSetup(t, lpSlowPoll)
-	bsrv := testserver.Start(t, testDSN, lpSlowPoll)
-	apiA, apiB := newCCAPI(t, a.srv.URL), newCCAPI(t, bsrv.URL)
-	code, body := doURL(t, "POST", bsrv.URL+"/api/v1/configure", obj{"queue": a.queue})
-	if code != http.StatusOK {
-		t.Fatalf("configure: %d %s", code, body)
-	}
-	lpWaitListening(t, a.srv, apiB)
-
-	ch := lpParkedPop(t, a.srv, apiA, "/api/v1/pop/queue/"+a.queue+"?wait=true&timeout=10000&consumerGroup=g")
-	if _, err := apiB.push(context.Background(), obj{"queue": a.queue, "payload": "x", "transactionId": "cross"}); err != nil {
-		t.Fatal(err)
-	}
-	p := lpRequireWoken(t, ch, time.Now(), "cross")
-	if p.ConsumerGroup != "g" || p.LeaseID == "" {
-		t.Fatalf("woken pop %+v", p)
-	}
-	lpWaitParked(t, a.srv, 0)
-}
-
-// An ack that releases a lease wakes the group's parked pops, on the same instance and on
-// another one: completing a batch and a retry ack both make the pair deliverable again.
-func TestLongPollWokenByAckRelease(t *testing.T) {
-	a := ccSetup(t, lpSlowPoll)
-	bsrv := testserver.Start(t, testDSN, lpSlowPoll)
-	apiA, apiB := newCCAPI(t, a.srv.URL), newCCAPI(t, bsrv.URL)
-	lpWaitListening(t, a.srv, apiA)
-	lpWaitListening(t, bsrv, apiA)
-	a.push("", obj{"payload": 1, "transactionId": "m1"}, obj{"payload": 2, "transactionId": "m2"},
-		obj{"payload": 3, "transactionId": "m3"})
-	path := "/api/v1/pop/queue/" + a.queue + "?consumerGroup=g"
-	first, ok := a.pop(path)
-	if !ok || first.Messages[0].TransactionID != "m1" {
-		t.Fatalf("first pop %+v", first)
-	}
-	ackOf := func(p popped, status string) obj {
-		return obj{"transactionId": p.Messages[0].TransactionID, "partitionId": p.PartitionID, "leaseId": p.LeaseID,
-			"consumerGroup": "g", "status": status}
-	}
-
-	// Parked on A while m1 is leased; completing m1 on A wakes it with m2.
-	ch := lpParkedPop(t, a.srv, apiA, path+"&wait=true&timeout=10000")
-	if r := a.ack(ackOf(first, "completed")); !r.Success || !r.LeaseReleased {
-		t.Fatalf("ack m1 %+v", r)
-	}
-	second := lpRequireWoken(t, ch, time.Now(), "m2")
-
-	// Parked on B while m2 is leased; completing m2 on A wakes it with m3.
-	ch = lpParkedPop(t, bsrv, apiB, path+"&wait=true&timeout=10000")
-	if r := a.ack(ackOf(second, "completed")); !r.Success || !r.LeaseReleased {
-		t.Fatalf("ack m2 %+v", r)
-	}
-	third := lpRequireWoken(t, ch, time.Now(), "m3")
-
-	// Parked on A while m3 is leased; a retry ack on B wakes it with m3 again.
-	ch = lpParkedPop(t, a.srv, apiA, path+"&wait=true&timeout=10000")
-	code, body := doURL(t, "POST", bsrv.URL+"/api/v1/ack", ackOf(third, "retry"))
-	if code != http.StatusOK {
-		t.Fatalf("retry ack: %d %s", code, body)
-	}
-	again := lpRequireWoken(t, ch, time.Now(), "m3")
-	if again.LeaseID == third.LeaseID || again.Messages[0].RetryCount != 0 {
-		t.Fatalf("redelivery %+v after lease %s", again, third.LeaseID)
-	}
-	lpWaitParked(t, a.srv, 0)
-	lpWaitParked(t, bsrv, 0)
-}
-
-// A pop parked on an instance is woken at once by a push to the same instance.
-func TestLongPollWokenBySameInstance(t *testing.T) {
-	b := ccSetup(t, lpSlowPoll)
-	api := newCCAPI(t, b.srv.URL)
-	b.push("", obj{"payload": 0, "transactionId": "old"})
-	if p, ok := b.pop("/api/v1/pop/queue/" + b.queue + "?autoAck=true"); !ok || p.Messages[0].TransactionID != "old" {
-		t.Fatalf("pop %+v", p)
-	}
-	ch := lpParkedPop(t, b.srv, api, "/api/v1/pop/queue/"+b.queue+"?wait=true&timeout=10000")
-	b.push("", obj{"payload": 1, "transactionId": "new"})
-	lpRequireWoken(t, ch, time.Now(), "new")
-	lpWaitParked(t, b.srv, 0)
-}
-
 // A parked pop with nothing to deliver answers 204 at its deadline (counted from arrival, and
 // kept when a wake-up finds nothing for it); timeout=0 is a single attempt.
 func TestLongPollTimeout(t *testing.T) {
@@ -236,61 +125,6 @@ func TestLongPollTimeout(t *testing.T) {
 	}
 }
 
-// A pop parked on a queue that does not exist yet is answered by the push that creates it.
-func TestLongPollQueueCreatedByPush(t *testing.T) {
-	b := ccSetup(t, lpSlowPoll)
-	api := newCCAPI(t, b.srv.URL)
-	other := testserver.Start(t, testDSN, lpSlowPoll)
-	otherAPI := newCCAPI(t, other.URL)
-	lpWaitListening(t, b.srv, otherAPI)
-
-	local := lpParkedPop(t, b.srv, api, "/api/v1/pop/queue/"+b.queue+"?wait=true&timeout=10000")
-	b.push("", obj{"payload": 1, "transactionId": "created"})
-	lpRequireWoken(t, local, time.Now(), "created")
-
-	remote := b.queue + "-remote"
-	ch := lpParkedPop(t, b.srv, api, "/api/v1/pop/queue/"+remote+"?wait=true&timeout=10000")
-	if _, err := otherAPI.push(context.Background(), obj{"queue": remote, "payload": 2, "transactionId": "created-remote"}); err != nil {
-		t.Fatal(err)
-	}
-	lpRequireWoken(t, ch, time.Now(), "created-remote")
-	lpWaitParked(t, b.srv, 0)
-}
-
-// A namespace/task pop is woken by a push into a queue whose labels match, on the same
-// instance and across instances, and not answered by a push into a queue that does not match.
-func TestLongPollNamespaceTask(t *testing.T) {
-	b := ccSetup(t, lpSlowPoll)
-	api := newCCAPI(t, b.srv.URL)
-	other := testserver.Start(t, testDSN, lpSlowPoll)
-	otherAPI := newCCAPI(t, other.URL)
-	lpWaitListening(t, b.srv, otherAPI)
-	ns := fmt.Sprintf("lpns%d", time.Now().UnixNano())
-	path := "/api/v1/pop?namespace=" + ns + "&task=work&wait=true&timeout=10000&autoAck=true"
-
-	for i, pusher := range []*ccAPI{api, otherAPI} {
-		ch := lpParkedPop(t, b.srv, api, path)
-		if _, err := pusher.push(context.Background(), obj{"queue": ns + ".other", "payload": i}); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(300 * time.Millisecond)
-		select {
-		case r := <-ch:
-			t.Fatalf("pusher %d: answered by a push into a queue of another task: %+v", i, r)
-		default:
-		}
-		key := fmt.Sprintf("match-%d", i)
-		if _, err := pusher.push(context.Background(), obj{"queue": ns + ".work.q", "payload": i, "transactionId": key}); err != nil {
-			t.Fatal(err)
-		}
-		p := lpRequireWoken(t, ch, time.Now(), key)
-		if p.Messages[0].Queue != ns+".work.q" {
-			t.Fatalf("pusher %d: delivered from %s", i, p.Messages[0].Queue)
-		}
-		lpWaitParked(t, b.srv, 0)
-	}
-}
-
 // A client that disconnects drops its parked pop; the pop claims nothing afterwards.
 func TestLongPollClientDisconnect(t *testing.T) {
 	b := ccSetup(t, testserver.Options{})
@@ -312,29 +146,26 @@ func TestLongPollClientDisconnect(t *testing.T) {
 	}
 }
 
-// On shutdown (the hub closes) every parked pop answers 204 at once, and so does a long poll
-// that arrives afterwards.
-func TestLongPollShutdown(t *testing.T) {
-	b := ccSetup(t, lpSlowPoll)
-	api := newCCAPI(t, b.srv.URL)
-	path := "/api/v1/pop/queue/" + b.queue + "?wait=true&timeout=10000"
-	first := lpParkedPop(t, b.srv, api, path)
-	second := lpParkedPop(t, b.srv, api, path+"&consumerGroup=g")
-	closed := time.Now()
-	b.srv.Broker.Hub().Close()
-	for i, ch := range []<-chan lpResult{first, second} {
-		select {
-		case r := <-ch:
-			if r.err != nil || r.ok || r.done.Sub(closed) > time.Second {
-				t.Fatalf("parked pop %d on shutdown: ok=%v err=%v after %v", i, r.ok, r.err, r.done.Sub(closed))
-			}
-		case <-time.After(3 * time.Second):
-			t.Fatalf("parked pop %d still waiting after shutdown", i)
+// lpRequireWoken requires the background pop to answer 200 with the one message key within 1 s
+// of the write (push or ack) that returned at wrote.
+func lpRequireWoken(t *testing.T, ch <-chan lpResult, wrote time.Time, key string) popped {
+	t.Helper()
+	select {
+	case r := <-ch:
+		if r.err != nil || !r.ok {
+			t.Fatalf("woken pop: ok=%v err=%v", r.ok, r.err)
 		}
+		if len(r.p.Messages) != 1 || r.p.Messages[0].TransactionID != key {
+			t.Fatalf("woken pop delivered %+v, want %s", r.p.Messages, key)
+		}
+		latency := r.done.Sub(wrote)
+		t.Logf("answered %v after the write returned", latency.Round(time.Microsecond))
+		if latency >= time.Second {
+			t.Fatalf("woken %v after the write, want < 1s", latency)
+		}
+		return r.p
+	case <-time.After(3 * time.Second):
+		t.Fatal("parked pop not woken by the write within 3s (fallback poll is 5s)")
 	}
-	lpWaitParked(t, b.srv, 0)
-	start := time.Now()
-	if r := <-lpPop(context.Background(), api, path); r.err != nil || r.ok || time.Since(start) > time.Second {
-		t.Fatalf("long poll after shutdown: ok=%v err=%v after %v", r.ok, r.err, time.Since(start))
-	}
+	return popped{}
 }
