@@ -48,6 +48,7 @@ func items(keys ...string) []store.PushItem {
 func TestCoalescerMergesConcurrentRequestsAndSplitsResults(t *testing.T) {
 	w := &recordingWriter{gate: make(chan struct{})}
 	c := &coalescer{write: w.write, maxItems: 1000, maxInflight: 1, timeout: time.Second}
+	startPart(t, c)
 	var wg sync.WaitGroup
 	results := make([][]store.PushResult, 20)
 	for r := range results {
@@ -85,6 +86,7 @@ func TestCoalescerMergesConcurrentRequestsAndSplitsResults(t *testing.T) {
 func TestCoalescerIsolatesAFailingRequest(t *testing.T) {
 	w := &recordingWriter{gate: make(chan struct{})}
 	c := &coalescer{write: w.write, maxItems: 1000, maxInflight: 1, timeout: time.Second}
+	startPart(t, c)
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for r, keys := range [][]string{{"first"}, {"ok-1"}, {"bad"}} {
@@ -105,6 +107,7 @@ func TestCoalescerIsolatesAFailingRequest(t *testing.T) {
 func TestCoalescerRespectsItemBound(t *testing.T) {
 	w := &recordingWriter{gate: make(chan struct{})}
 	c := &coalescer{write: w.write, maxItems: 3, maxInflight: 1, timeout: time.Second}
+	startPart(t, c)
 	var wg sync.WaitGroup
 	for r := 0; r < 6; r++ {
 		wg.Add(1)
@@ -163,6 +166,7 @@ func TestCoalescerNeverRewritesACommittedCall(t *testing.T) {
 		return make([]store.PushResult, len(items)-1), nil
 	}
 	c := &coalescer{write: short, maxItems: 1000, maxInflight: 1, timeout: time.Second}
+	startPart(t, c)
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for r := range errs {
