@@ -1,29 +1,20 @@
 // Command queen runs the queen-go broker: the Queen MQ HTTP API over PostgreSQL.
+//
+// It is a thin shell: it reads the configuration, starts an embedded PostgreSQL when no
+// database is configured, and runs the instance internal/app builds until SIGINT or SIGTERM.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
-	"time"
 
-	"github.com/queen-go/queen/internal/admin"
-	"github.com/queen-go/queen/internal/auth"
-	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/app"
 	"github.com/queen-go/queen/internal/config"
 	"github.com/queen-go/queen/internal/embeddedpg"
-	"github.com/queen-go/queen/internal/encryption"
-	"github.com/queen-go/queen/internal/httpapi"
-	"github.com/queen-go/queen/internal/mq"
-	"github.com/queen-go/queen/internal/store"
-	"github.com/queen-go/queen/internal/waiter"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -43,7 +34,7 @@ func main() {
 		fmt.Println("queen-go", version)
 		return
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	log := app.NewLogger(cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, log); err != nil {
@@ -52,9 +43,11 @@ func main() {
 	}
 }
 
+// run serves until ctx ends. The embedded PostgreSQL is this process's concern, not the
+// App's: it may install packages and owns a data directory, it must outlive the App's
+// shutdown, and no test server ever wants one; the App only needs its connection string.
 func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	dsn, embedded := cfg.Database()
-	if embedded {
+	if _, embedded := cfg.Database(); embedded {
 		pg, err := startEmbedded(ctx, cfg, log)
 		if err != nil {
 			return err
@@ -64,79 +57,16 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 				log.Warn("stopping embedded PostgreSQL", "err", err)
 			}
 		}()
-		dsn = pg.DSN()
+		cfg.DatabaseURL = pg.DSN()
 		log.Info("using embedded PostgreSQL", "dataDir", cfg.DataDir)
 	} else {
 		log.Info("using external PostgreSQL")
 	}
-
-	st, err := store.Open(ctx, store.Options{DSN: dsn, Schema: cfg.DBSchema, MaxConns: int32(cfg.DBPoolSize),
-		ConnectTimeout: cfg.DBConnectionTimeout, IdleTimeout: cfg.DBIdleTimeout,
-		StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.DBLockTimeout})
+	a, err := app.New(ctx, cfg, app.WithLogger(log), app.WithVersion(version))
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	bg, cancelBG := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelBG()
-	// A database that is down at startup is not fatal: routes answer 503 and the schema is
-	// applied once it appears (operations.md §8). A migration error is.
-	if err := migrateWhenReachable(ctx, st, log); err != nil {
-		return err
-	}
-
-	var key *encryption.Key
-	if cfg.EncryptionKey != "" {
-		if key, err = encryption.ParseKey(cfg.EncryptionKey); err != nil {
-			return err
-		}
-	}
-	hub := waiter.NewHub()
-	rec, jobs := background(cfg, st, hub, log)
-	b := broker.New(st, hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
-		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval, EncryptionKey: key,
-		Recorder: rec, PushCalls: cfg.PushConcurrency}, log)
-	if key == nil {
-		b.WarnPlaintextQueues(ctx)
-	}
-	go b.Listen(bg)
-
-	apiCfg := httpapi.Config{DefaultBatch: cfg.DefaultBatchSize, DefaultTimeout: cfg.DefaultTimeout,
-		WorkerID: cfg.WorkerID, Version: version, Metrics: rec, Jobs: jobs}
-	if cfg.JWTEnabled {
-		// A key source that cannot be used stops the broker here (operations.md §6.1).
-		if apiCfg.Auth, err = auth.New(auth.FromConfig(cfg)); err != nil {
-			return err
-		}
-		log.Info("authentication enabled", "algorithm", cfg.JWTAlgorithm)
-	}
-	api := httpapi.New(b, admin.New(st, b, key, log), apiCfg, log)
-	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
-	srv := &http.Server{Addr: addr, Handler: api, ReadHeaderTimeout: 10 * time.Second}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	log.Info("queen-go listening", "addr", ln.Addr().String(), "version", version, "schema", cfg.DBSchema)
-	servePprof(cfg.PprofAddr, log)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	stopBackground := startBackground(bg, rec, jobs)
-	defer stopBackground()
-
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	hub.Close() // parked pops answer 204 now
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("in-flight requests did not finish in time", "err", err)
-	}
-	return nil
+	return a.Run(ctx)
 }
 
 func startEmbedded(ctx context.Context, cfg config.Config, log *slog.Logger) (*embeddedpg.Server, error) {
@@ -146,27 +76,4 @@ func startEmbedded(ctx context.Context, cfg config.Config, log *slog.Logger) (*e
 		}
 	}
 	return embeddedpg.Start(ctx, embeddedpg.Options{DataDir: cfg.DataDir, BinDir: cfg.PGBinDir, Logger: log})
-}
-
-// migrateWhenReachable applies the schema now when the database answers, otherwise in the
-// background as soon as it does.
-func migrateWhenReachable(ctx context.Context, st *store.Store, log *slog.Logger) error {
-	err := st.Migrate(ctx)
-	if err == nil || !errors.Is(err, mq.ErrUnavailable) {
-		return err
-	}
-	log.Warn("database unreachable at startup; serving and retrying the migration", "err", err)
-	go func() {
-		for ctx.Err() == nil {
-			time.Sleep(time.Second)
-			if err := st.Migrate(ctx); err == nil {
-				log.Info("database reachable; schema applied")
-				return
-			} else if !errors.Is(err, mq.ErrUnavailable) {
-				log.Error("migration failed", "err", err)
-				return
-			}
-		}
-	}()
-	return nil
 }

@@ -40,6 +40,7 @@ func BenchmarkCoalescer(b *testing.B) {
 			b.Run(fmt.Sprintf("items=%d/write=%v", n, delay), func(b *testing.B) {
 				w := &fakeWriter{delay: delay, res: make([]mq.PushResult, maxItems)}
 				c := &coalescer{write: w.write, maxItems: maxItems, maxInflight: maxInflight, timeout: time.Minute}
+				startPart(b, c)
 				var producers atomic.Int64
 				b.ReportAllocs()
 				b.SetParallelism(25)

@@ -5,12 +5,15 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/queen-go/queen/internal/encryption"
+	"github.com/queen-go/queen/internal/lifecycle"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
 )
@@ -32,23 +35,31 @@ type Config struct {
 	// while all are busy are coalesced into the next call of at most PushCallItems items
 	// (default 1000). See coalescer.
 	PushCalls, PushCallItems int
+	// WithoutListener leaves the notification listener off, so this instance hears only its
+	// own wake-ups: tests use it to prove a wake-up was local.
+	WithoutListener bool
 	// Recorder counts operations for the metrics; nil records nothing.
 	Recorder Recorder
 }
 
-// Broker is the domain layer. Safe for concurrent use.
+// Broker is the domain layer. Safe for concurrent use. It serves between Start and Stop: its
+// push coalescer, signaler, pop gate and notification listener are lifecycle parts, and a
+// broker that is not running refuses pushes and pops with ErrUnavailable.
 type Broker struct {
+	// StartStop owns the notification listener's goroutine.
+	lifecycle.StartStop
+
 	store   *store.Store
 	sealer  sealer
 	pushes  *coalescer
 	signals *signaler
-	popGate popGate
+	popGate *popGate
 	hub     *waiter.Hub
 	cfg     Config
 	log     *slog.Logger
 }
 
-// New returns a broker over st. hub may be shared with a notification listener.
+// New returns a broker over st; Start makes it serve. hub may be shared with the metrics.
 func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker {
 	if cfg.PollMax <= 0 {
 		cfg.PollMax = time.Second
@@ -71,19 +82,52 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 	}
 	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey},
 		pushes:  &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute},
-		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second},
-		popGate: popGate{size: 4}}
+		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second, kick: make(chan struct{}, 1)},
+		popGate: &popGate{size: 4}}
 }
 
-// Hub is the broker's parked-pop registry.
-func (b *Broker) Hub() *waiter.Hub { return b.hub }
+// errStopped answers work a broker refuses because it is not running: for the wire, the
+// broker is as unavailable as its database.
+var errStopped = fmt.Errorf("%w: %w", mq.ErrUnavailable, lifecycle.ErrStopped)
 
-// Listen relays cross-instance wake-ups from PostgreSQL to parked pops until ctx ends.
-func (b *Broker) Listen(ctx context.Context) {
+// Start starts the signaler, the push coalescer and the pop gate, then the notification
+// listener, which relays cross-instance wake-ups from PostgreSQL to parked pops on a
+// connection of its own until Stop.
+func (b *Broker) Start(ctx context.Context) error {
+	return b.StartWith(ctx, func(ctx context.Context) error {
+		if err := lifecycle.StartAll(ctx, b.parts()...); err != nil {
+			return err
+		}
+		if !b.cfg.WithoutListener {
+			b.Go(b.listen)
+		}
+		return nil
+	})
+}
+
+// Stop closes the pop gate, writes the pushes already accepted, sends their signals and ends
+// the listener; it returns once every goroutine of the broker has ended. The hub is not
+// closed here: it belongs to whoever built the broker.
+func (b *Broker) Stop() {
+	lifecycle.StopAll(b.parts()...)
+	b.StartStop.Stop()
+}
+
+// listen relays cross-instance wake-ups from PostgreSQL to parked pops until ctx ends.
+func (b *Broker) listen(ctx context.Context) {
 	b.store.Listen(ctx, b.log, func(s store.QueueSignal) {
 		b.hub.Wake(waiter.Signal{Queue: s.Queue, Namespace: s.Namespace, Task: s.Task, HasLabels: true})
 	}, b.hub.WakeAll)
 }
+
+// parts lists the broker's lifecycle parts in start order; the signaler comes first because
+// pushes signal after they commit.
+func (b *Broker) parts() []lifecycle.Service {
+	return []lifecycle.Service{b.signals, b.pushes, b.popGate}
+}
+
+// Hub is the broker's parked-pop registry.
+func (b *Broker) Hub() *waiter.Hub { return b.hub }
 
 // Ping checks the database.
 func (b *Broker) Ping(ctx context.Context) error { return b.store.Ping(ctx) }

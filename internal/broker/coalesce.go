@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queen-go/queen/internal/lifecycle"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
@@ -25,7 +26,13 @@ import (
 // Each request stays all-or-nothing and keeps its item order; requests in one call are
 // ordered by arrival. A call that fails for a reason other than an unavailable database is
 // retried request by request, so one bad request never fails the others.
+//
+// Each lane has one flusher goroutine for the whole run (Start to Stop), woken by a kick,
+// rather than one started per busy spell: its lifetime is then the coalescer's, so Stop can
+// wait for it. Stop lets each flusher write what is already queued (bounded by timeout per
+// call), so every accepted request gets its true answer; requests after that are refused.
 type coalescer struct {
+	lifecycle.StartStop
 	write       func(context.Context, []store.PushRow) ([]mq.PushResult, error)
 	maxItems    int           // items per database call
 	maxInflight int           // lanes, so concurrent database calls
@@ -35,11 +42,12 @@ type coalescer struct {
 	lanes []*lane
 }
 
-// lane is one ordered queue of pending requests with at most one flush running.
+// lane is one ordered queue of pending requests and its flusher.
 type lane struct {
 	mu      sync.Mutex
 	pending []*pushJob
-	busy    bool
+	open    bool          // its flusher runs: requests are accepted
+	kick    chan struct{} // (at most one buffered) wake-up of the flusher
 }
 
 type pushJob struct {
@@ -52,17 +60,36 @@ type pushDone struct {
 	err error
 }
 
-// submit writes items as part of their lane's next flush and returns their results.
+// Start runs one flusher per lane until Stop.
+func (c *coalescer) Start(ctx context.Context) error {
+	return c.StartWith(ctx, func(context.Context) error {
+		c.laneFor(nil) // make sure the lanes exist
+		for _, l := range c.lanes {
+			l.mu.Lock()
+			l.open = true
+			l.mu.Unlock()
+			c.Go(func(ctx context.Context) { c.flusher(ctx, l) })
+		}
+		return nil
+	})
+}
+
+// submit writes items as part of their lane's next flush and returns their results; errStopped
+// when the coalescer is not running.
 func (c *coalescer) submit(ctx context.Context, items []store.PushRow) ([]mq.PushResult, error) {
 	job := &pushJob{items: items, done: make(chan pushDone, 1)}
 	l := c.laneFor(items)
 	l.mu.Lock()
-	l.pending = append(l.pending, job)
-	if !l.busy {
-		l.busy = true
-		go c.flushLoop(l)
+	if !l.open {
+		l.mu.Unlock()
+		return nil, errStopped
 	}
+	l.pending = append(l.pending, job)
 	l.mu.Unlock()
+	select {
+	case l.kick <- struct{}{}:
+	default: // a wake-up is already pending
+	}
 	select {
 	case d := <-job.done:
 		return d.res, d.err
@@ -77,7 +104,7 @@ func (c *coalescer) laneFor(items []store.PushRow) *lane {
 	c.once.Do(func() {
 		c.lanes = make([]*lane, max(c.maxInflight, 1))
 		for i := range c.lanes {
-			c.lanes[i] = &lane{}
+			c.lanes[i] = &lane{kick: make(chan struct{}, 1)}
 		}
 	})
 	if len(c.lanes) == 1 || len(items) == 0 {
@@ -90,12 +117,29 @@ func (c *coalescer) laneFor(items []store.PushRow) *lane {
 	return c.lanes[h.Sum32()%uint32(len(c.lanes))]
 }
 
-// flushLoop flushes a lane's pending jobs until none are left.
-func (c *coalescer) flushLoop(l *lane) {
+// flusher flushes the lane whenever kicked, until ctx ends; then it closes the lane to new
+// requests and flushes what is left.
+func (c *coalescer) flusher(ctx context.Context, l *lane) {
+	for {
+		select {
+		case <-l.kick:
+			c.flushPending(l)
+		case <-ctx.Done():
+			l.mu.Lock()
+			l.open = false
+			l.mu.Unlock()
+			c.flushPending(l)
+			return
+		}
+	}
+}
+
+// flushPending flushes a lane's pending jobs until none are left. An idle lane's request is
+// flushed at once, so coalescing adds no latency.
+func (c *coalescer) flushPending(l *lane) {
 	for {
 		l.mu.Lock()
 		if len(l.pending) == 0 {
-			l.busy = false
 			l.mu.Unlock()
 			return
 		}

@@ -52,6 +52,7 @@ func items(keys ...string) []store.PushRow {
 func TestCoalescerMergesConcurrentRequestsAndSplitsResults(t *testing.T) {
 	w := &recordingWriter{gate: make(chan struct{})}
 	c := &coalescer{write: w.write, maxItems: 1000, maxInflight: 1, timeout: time.Second}
+	startPart(t, c)
 	var wg sync.WaitGroup
 	results := make([][]mq.PushResult, 20)
 	for r := range results {
@@ -88,6 +89,7 @@ func TestCoalescerMergesConcurrentRequestsAndSplitsResults(t *testing.T) {
 func TestCoalescerIsolatesAFailingRequest(t *testing.T) {
 	w := &recordingWriter{gate: make(chan struct{})}
 	c := &coalescer{write: w.write, maxItems: 1000, maxInflight: 1, timeout: time.Second}
+	startPart(t, c)
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for r, keys := range [][]string{{"first"}, {"ok-1"}, {"bad"}} {
@@ -108,6 +110,7 @@ func TestCoalescerIsolatesAFailingRequest(t *testing.T) {
 func TestCoalescerRespectsItemBound(t *testing.T) {
 	w := &recordingWriter{gate: make(chan struct{})}
 	c := &coalescer{write: w.write, maxItems: 3, maxInflight: 1, timeout: time.Second}
+	startPart(t, c)
 	var wg sync.WaitGroup
 	for r := 0; r < 6; r++ {
 		wg.Add(1)
@@ -166,6 +169,7 @@ func TestCoalescerNeverRewritesACommittedCall(t *testing.T) {
 		return make([]mq.PushResult, len(items)-1), nil
 	}
 	c := &coalescer{write: short, maxItems: 1000, maxInflight: 1, timeout: time.Second}
+	startPart(t, c)
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for r := range errs {

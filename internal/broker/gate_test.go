@@ -10,6 +10,7 @@ import (
 
 func TestPopGateBoundsConcurrentAttemptsPerKey(t *testing.T) {
 	g := popGate{size: 2}
+	startPart(t, &g)
 	var inside, most atomic.Int32
 	var wg sync.WaitGroup
 	for i := 0; i < 10; i++ {

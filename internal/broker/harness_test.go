@@ -72,9 +72,14 @@ func newBroker(t *testing.T, cfg Config) *tb {
 	if cfg.PushCalls == 0 {
 		cfg.PushCalls = 4
 	}
+	cfg.WithoutListener = true // listen() starts it for the tests that want one
 	b := New(st, hub, cfg, log)
+	if err := b.Start(ctx); err != nil {
+		t.Fatalf("start broker: %v", err)
+	}
 	t.Cleanup(func() {
 		hub.Close()
+		b.Stop()
 		st.Close()
 	})
 	return &tb{t: t, st: st, b: b}
@@ -85,7 +90,7 @@ func (x *tb) listen() {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); x.b.Listen(ctx) }()
+	go func() { defer wg.Done(); x.b.listen(ctx) }()
 	x.t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
@@ -159,16 +164,17 @@ func (x *tb) parkedPop(r mq.PopRequest) <-chan popResult {
 	ch <- struct{}{}
 	ch <- struct{}{}
 	key := gateKeyOf(r)
-	g := &x.b.popGate
+	g := x.b.popGate
 	g.mu.Lock()
 	if g.slots == nil {
-		g.slots = map[string]chan struct{}{}
+		g.slots = map[string]*gateSlot{}
 	}
-	if old := g.slots[key]; old != nil && len(old) > 0 {
+	if old := g.slots[key]; old != nil {
 		g.mu.Unlock()
 		x.t.Fatalf("gate of %q in use", key)
 	}
-	g.slots[key] = ch
+	// The test counts as a user of the slot, so it outlives the pop's visits.
+	g.slots[key] = &gateSlot{ch: ch, users: 1}
 	g.mu.Unlock()
 	before := x.b.Hub().Parked()
 	out := make(chan popResult, 1)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queen-go/queen/internal/lifecycle"
 	"github.com/queen-go/queen/internal/waiter"
 )
 
@@ -18,13 +19,27 @@ import (
 // statement, so a burst of commits costs one notifying transaction, and an idle signal goes
 // out at once. A write committed but not yet signalled when the process dies is found by the
 // other instances' fallback polls (at most 1 s), as any lost signal is (operations.md §3).
+//
+// One sender goroutine runs from Start to Stop, woken by a kick; at Stop it sends what is
+// pending once more, so the signals of the last writes still go out. Queues added while the
+// signaler is not running wait for its next run (there is none after Stop): peers find their
+// work by polling.
 type signaler struct {
+	lifecycle.StartStop
 	notify  func(ctx context.Context, queues []string) error
 	timeout time.Duration
+	kick    chan struct{} // (at most one buffered) wake-up of the sender
 
 	mu      sync.Mutex
 	pending map[string]struct{}
-	busy    bool
+}
+
+// Start runs the sender until Stop.
+func (s *signaler) Start(ctx context.Context) error {
+	return s.StartWith(ctx, func(context.Context) error {
+		s.Go(s.sender)
+		return nil
+	})
 }
 
 // add schedules a signal for each queue.
@@ -39,19 +54,31 @@ func (s *signaler) add(queues ...string) {
 	for _, q := range queues {
 		s.pending[q] = struct{}{}
 	}
-	start := !s.busy
-	s.busy = true
 	s.mu.Unlock()
-	if start {
-		go s.flushLoop()
+	select {
+	case s.kick <- struct{}{}:
+	default: // a wake-up is already pending
 	}
 }
 
-func (s *signaler) flushLoop() {
+// sender sends the pending signals whenever kicked, and once more when ctx ends.
+func (s *signaler) sender(ctx context.Context) {
+	for {
+		select {
+		case <-s.kick:
+			s.flush()
+		case <-ctx.Done():
+			s.flush()
+			return
+		}
+	}
+}
+
+// flush sends every pending queue, in as few statements as signals keep arriving.
+func (s *signaler) flush() {
 	for {
 		s.mu.Lock()
 		if len(s.pending) == 0 {
-			s.busy = false
 			s.mu.Unlock()
 			return
 		}

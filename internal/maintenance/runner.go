@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queen-go/queen/internal/lifecycle"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -74,9 +75,13 @@ const (
 	StateStopped = "stopped"
 )
 
-// Runner schedules the jobs on one instance. It is safe for concurrent use; a nil *Runner
-// reports no states and runs nothing.
+// Runner schedules the jobs on one instance, one goroutine per scheduled job, owned by its
+// lifecycle. It is safe for concurrent use; a nil *Runner reports no states and runs nothing.
+// RunOnce and RefreshStats work whether or not the schedule runs.
 type Runner struct {
+	lifecycle.StartStop
+	lifecycle.Base
+
 	st   *store.Store
 	cfg  Config
 	log  *slog.Logger
@@ -84,8 +89,6 @@ type Runner struct {
 
 	mu     sync.Mutex
 	states map[string]*JobState
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
 }
 
 type jobSpec struct {
@@ -95,12 +98,10 @@ type jobSpec struct {
 
 // New returns a runner over st; Start schedules its jobs.
 func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
-	if log == nil {
-		log = slog.Default()
-	}
 	cfg.RetentionBatchSize = max(cfg.RetentionBatchSize, 1)
 	cfg.EvictionBatchSize = max(cfg.EvictionBatchSize, 1)
-	r := &Runner{st: st, cfg: cfg, log: log.With("component", "maintenance"), states: map[string]*JobState{}}
+	r := &Runner{Base: lifecycle.NewBase("maintenance", log, nil), st: st, cfg: cfg, states: map[string]*JobState{}}
+	r.log = r.Logger()
 	r.jobs = map[string]jobSpec{
 		Retention:         {cfg.RetentionInterval, r.retention},
 		Eviction:          {cfg.EvictionInterval, r.eviction},
@@ -114,34 +115,21 @@ func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
 }
 
 // Start runs each job with a non-zero interval now and then every interval until Stop.
-func (r *Runner) Start(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	r.mu.Lock()
-	r.cancel = cancel
-	r.mu.Unlock()
-	for _, name := range Jobs {
-		spec := r.jobs[name]
-		if spec.interval <= 0 {
-			continue
+func (r *Runner) Start(ctx context.Context) error {
+	return r.StartWith(ctx, func(context.Context) error {
+		for _, name := range Jobs {
+			if spec := r.jobs[name]; spec.interval > 0 {
+				r.Go(func(ctx context.Context) { r.loop(ctx, name, spec.interval) })
+			}
 		}
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			r.loop(ctx, name, spec.interval)
-		}()
-	}
+		return nil
+	})
 }
 
 // Stop ends the schedule and waits for running jobs to return: a running job finishes the
 // batch statement in flight, starts no other, and releases its lock before Stop returns.
 func (r *Runner) Stop() {
-	r.mu.Lock()
-	cancel := r.cancel
-	r.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	r.wg.Wait()
+	r.StartStop.Stop()
 	r.mu.Lock()
 	for _, s := range r.states {
 		s.State, s.Leader = StateStopped, false

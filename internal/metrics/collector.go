@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/lifecycle"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
@@ -30,11 +31,14 @@ type Options struct {
 }
 
 // Collector counts what this instance does. It implements broker.Recorder and
-// maintenance.Recorder; it is safe for concurrent use.
+// maintenance.Recorder; it is safe for concurrent use. Its sampling and flushing is a lifecycle
+// part (Start, Stop).
 type Collector struct {
+	lifecycle.StartStop
+	lifecycle.Base
+
 	opts     Options
 	instance store.Instance
-	now      func() time.Time
 	started  time.Time
 
 	mu       sync.Mutex
@@ -62,7 +66,7 @@ type rateSample struct {
 
 var _ broker.Recorder = (*Collector)(nil)
 
-// New returns a collector; Run starts its sampling and flushing.
+// New returns a collector; Start starts its sampling and flushing.
 func New(o Options) *Collector {
 	if o.SampleInterval <= 0 {
 		o.SampleInterval = time.Second
@@ -73,19 +77,21 @@ func New(o Options) *Collector {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	host, _ := os.Hostname()
-	c := &Collector{opts: o, now: time.Now, started: time.Now(), minutes: map[time.Time]*minute{},
-		instance: store.Instance{WorkerID: o.WorkerID, Hostname: host, PID: os.Getpid()}}
+	now := time.Now
 	if o.Store != nil {
-		c.now = o.Store.Now // minute buckets follow the clock the database work uses
+		now = o.Store.Now // minute buckets follow the clock the database work uses
 	}
+	host, _ := os.Hostname()
+	c := &Collector{Base: lifecycle.NewBase("metrics", o.Log, now), opts: o, started: time.Now(),
+		minutes:  map[time.Time]*minute{},
+		instance: store.Instance{WorkerID: o.WorkerID, Hostname: host, PID: os.Getpid()}}
 	c.lastCPU = processCPU()
 	return c
 }
 
 // current returns the deltas of the running minute; c.mu must be held.
 func (c *Collector) current() *minute {
-	at := c.now().UTC().Truncate(time.Minute)
+	at := c.Now().UTC().Truncate(time.Minute)
 	m := c.minutes[at]
 	if m == nil {
 		m = &minute{w: store.WorkerMinute{Minute: at}, queues: map[string]*store.QueueMinute{}}
@@ -146,7 +152,7 @@ func (c *Collector) Pushed(items []mq.PushItem, out []mq.PushResult, took time.D
 
 // Popped implements broker.Recorder. Auto-acked deliveries also count as acknowledged.
 func (c *Collector) Popped(req mq.PopRequest, res mq.PopResult, took time.Duration, err error) {
-	now := c.now()
+	now := c.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()

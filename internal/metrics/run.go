@@ -12,9 +12,21 @@ import (
 // cpuTimes is cumulative CPU time in microseconds.
 type cpuTimes struct{ user, sys int64 }
 
-// Run samples every SampleInterval and flushes every FlushInterval until ctx ends, then
-// flushes once more so a clean shutdown loses nothing.
-func (c *Collector) Run(ctx context.Context) {
+// Start samples every SampleInterval and flushes every FlushInterval, on a goroutine of the
+// collector's own, until Stop. Counting works whether or not it runs: tests that flush by hand
+// never start it.
+func (c *Collector) Start(ctx context.Context) error {
+	return c.StartWith(ctx, func(context.Context) error {
+		c.Go(c.run)
+		return nil
+	})
+}
+
+// Stop ends the sampling and returns after a last flush (bounded by 5 s), so a clean shutdown
+// loses nothing; call it while the store is still open.
+func (c *Collector) Stop() { c.StartStop.Stop() }
+
+func (c *Collector) run(ctx context.Context) {
 	sample := time.NewTicker(c.opts.SampleInterval)
 	flush := time.NewTicker(c.opts.FlushInterval)
 	defer sample.Stop()

@@ -1,27 +1,25 @@
-// Package testserver starts real brokers for tests: a store over a real PostgreSQL database,
-// the broker, its notification listener and the HTTP API on an httptest server.
+// Package testserver starts real brokers for tests over a real PostgreSQL database. It wires
+// nothing itself: each server is an internal/app App, built by the same function as
+// cmd/queen's, from the production defaults and a few test settings (see Config).
 package testserver
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
+	"net"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/queen-go/queen/internal/admin"
+	"github.com/queen-go/queen/internal/app"
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/broker"
-	"github.com/queen-go/queen/internal/encryption"
-	"github.com/queen-go/queen/internal/httpapi"
+	"github.com/queen-go/queen/internal/config"
 	"github.com/queen-go/queen/internal/maintenance"
 	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/pgtest"
 	"github.com/queen-go/queen/internal/store"
-	"github.com/queen-go/queen/internal/waiter"
 )
 
 // Server is one running broker instance.
@@ -35,6 +33,8 @@ type Server struct {
 	// Jobs runs the background jobs on demand (RunOnce); they run on their own only when
 	// Options.Maintenance gives them intervals.
 	Jobs *maintenance.Runner
+	// App is the instance itself.
+	App *app.App
 }
 
 // Options tune a test server.
@@ -65,65 +65,72 @@ func Migrate(ctx context.Context, dsn, schema string) error {
 	return st.Migrate(ctx)
 }
 
-// Start runs a broker over dsn until the test ends.
+// Start runs a broker over dsn until the test ends. The schema must exist (Migrate).
 func Start(t testing.TB, dsn string, o Options) *Server {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	st, err := store.Open(ctx, store.Options{DSN: dsn, Schema: o.Schema, MaxConns: 20,
-		ConnectTimeout: 2 * time.Second, StatementTimeout: 30 * time.Second, LockTimeout: 10 * time.Second})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("open store: %v", err)
+		t.Fatalf("listen: %v", err)
 	}
-	s := &Server{Store: st}
+	s := &Server{}
+	opts := []app.Option{app.WithVersion("test"), app.WithListener(ln), app.WithoutMigration(), app.WithoutMetricsLoop()}
 	if o.FakeClock {
 		s.Clock = NewClock(time.Now())
-		st.SetClock(s.Clock.Now)
+		opts = append(opts, app.WithClock(s.Clock.Now))
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	hub := waiter.NewHub()
-	var key *encryption.Key
-	if o.EncryptionKey != "" {
-		if key, err = encryption.ParseKey(o.EncryptionKey); err != nil {
-			t.Fatalf("encryption key: %v", err)
-		}
-	}
-	s.Metrics = metrics.New(metrics.Options{WorkerID: "test", Store: st, Hub: hub, Log: log})
-	s.Jobs = maintenance.New(st, jobsConfig(o, s.Metrics), log)
-	s.Broker = broker.New(st, hub, broker.Config{PollInitial: o.PollInitial, PollMax: o.PollMax, EncryptionKey: key,
-		Recorder: s.Metrics}, log)
-	s.Jobs.Start(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); s.Broker.Listen(ctx) }()
-	apiCfg := httpapi.Config{DefaultTimeout: o.DefaultTimeout, WorkerID: "test", Version: "test",
-		Metrics: s.Metrics, Jobs: s.Jobs}
 	if ac := authConfig(o); ac != nil {
-		if apiCfg.Auth, err = auth.New(*ac); err != nil {
-			t.Fatalf("auth: %v", err)
-		}
+		opts = append(opts, app.WithAuth(*ac))
 	}
-	srv := httptest.NewServer(httpapi.New(s.Broker, admin.New(st, s.Broker, key, log), apiCfg, log))
-	s.URL = srv.URL
-	t.Cleanup(func() {
-		hub.Close()
-		srv.Close()
-		cancel()
-		wg.Wait()
-		s.Jobs.Stop()
-		st.Close()
-	})
+	a, err := app.New(context.Background(), Config(dsn, o), opts...)
+	if err != nil {
+		ln.Close()
+		t.Fatalf("build broker: %v", err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		a.Stop()
+		t.Fatalf("start broker: %v", err)
+	}
+	t.Cleanup(a.Stop)
+	s.App, s.URL, s.Store, s.Broker, s.Metrics, s.Jobs = a, a.URL(), a.Store(), a.Broker(), a.Metrics(), a.Jobs()
 	return s
 }
 
-// jobsConfig is o.Maintenance, or the production limits without a schedule.
-func jobsConfig(o Options, rec maintenance.Recorder) maintenance.Config {
-	c := maintenance.Config{RetentionBatchSize: 1000, EvictionBatchSize: 1000, PartitionCleanupDays: 30,
-		MetricsRetentionDays: 90, StatsHistoryRetentionDays: 7}
-	if o.Maintenance != nil {
-		c = *o.Maintenance
+// Config is the configuration of a test server: the production defaults (what config.Load
+// gives an empty environment), with what tests need instead. Reading no environment keeps a
+// developer's variables out of the tests.
+//
+//   - WorkerID "test", log level warn, and a pool of 20 (many servers share one PostgreSQL);
+//   - no job schedule unless o.Maintenance gives one: tests run jobs with RunOnce;
+//   - o's poll intervals as given, even above the 1 s ceiling Load applies: slow fallbacks
+//     prove that a wake-up came from a signal.
+func Config(dsn string, o Options) config.Config {
+	cfg, err := config.Load(nil, func(string) string { return "" })
+	if err != nil {
+		panic(fmt.Sprintf("the default configuration does not load: %v", err)) // a bug, not a test failure
 	}
-	c.WorkerID, c.Recorder = "test", rec
-	return c
+	cfg.DatabaseURL, cfg.WorkerID, cfg.LogLevel, cfg.DBPoolSize = dsn, "test", "warn", 20
+	if o.Schema != "" {
+		cfg.DBSchema = o.Schema
+	}
+	if o.DefaultTimeout > 0 {
+		cfg.DefaultTimeout = o.DefaultTimeout
+	}
+	if o.PollInitial > 0 {
+		cfg.PopWaitInitialInterval = o.PollInitial
+	}
+	if o.PollMax > 0 {
+		cfg.PopWaitMaxInterval = o.PollMax
+	}
+	cfg.EncryptionKey = o.EncryptionKey
+	cfg.RetentionInterval, cfg.EvictionInterval, cfg.LeaseHousekeepingInterval, cfg.StatsInterval = 0, 0, 0, 0
+	if m := o.Maintenance; m != nil {
+		cfg.RetentionInterval, cfg.EvictionInterval = m.RetentionInterval, m.EvictionInterval
+		cfg.LeaseHousekeepingInterval, cfg.StatsInterval = m.LeaseHousekeepingInterval, m.StatsInterval
+		cfg.RetentionBatchSize, cfg.EvictionBatchSize = m.RetentionBatchSize, m.EvictionBatchSize
+		cfg.PartitionCleanupDays, cfg.MetricsRetentionDays = m.PartitionCleanupDays, m.MetricsRetentionDays
+		cfg.StatsHistoryRetentionDays = m.StatsHistoryRetentionDays
+	}
+	return cfg
 }
 
 // authConfig returns the authentication settings o asks for, nil for none.

@@ -1,15 +1,17 @@
-package main
+package app
 
 import (
-	"log/slog"
+	"context"
+	"net"
 	"net/http"
 	"net/http/pprof"
 )
 
 // servePprof serves Go's profiling endpoints on their own listener (PPROF_ADDR), never on the
 // API port: profiles expose internals, so they stay where the operator put them (loopback).
-func servePprof(addr string, log *slog.Logger) {
-	if addr == "" {
+// A listener that cannot be bound is logged, not fatal: profiling is a diagnostic aid.
+func (a *App) servePprof() {
+	if a.cfg.PprofAddr == "" {
 		return
 	}
 	mux := http.NewServeMux()
@@ -18,10 +20,12 @@ func servePprof(addr string, log *slog.Logger) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	go func() {
-		log.Info("serving Go profiling", "addr", addr)
-		if err := http.ListenAndServe(addr, mux); err != nil {
-			log.Error("profiling listener stopped", "addr", addr, "err", err)
-		}
-	}()
+	ln, err := net.Listen("tcp", a.cfg.PprofAddr)
+	if err != nil {
+		a.Logger().Error("profiling listener stopped", "addr", a.cfg.PprofAddr, "err", err)
+		return
+	}
+	a.pprof = &http.Server{Handler: mux}
+	a.Logger().Info("serving Go profiling", "addr", a.cfg.PprofAddr)
+	a.Go(func(context.Context) { _ = a.pprof.Serve(ln) })
 }

@@ -1,0 +1,302 @@
+// Package app is queen-go's one composition root. New builds every part of a broker instance
+// from a config.Config — store and schema, broker, HTTP API, background jobs, metrics — and
+// Start and Stop run them in order. cmd/queen and every test server (internal/testserver)
+// build their brokers here, so production and tests share one wiring and one set of defaults;
+// tests differ only through Options.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/queen-go/queen/internal/admin"
+	"github.com/queen-go/queen/internal/auth"
+	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/config"
+	"github.com/queen-go/queen/internal/encryption"
+	"github.com/queen-go/queen/internal/httpapi"
+	"github.com/queen-go/queen/internal/lifecycle"
+	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/metrics"
+	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/waiter"
+)
+
+// shutdownTimeout bounds the wait for in-flight HTTP requests at Stop.
+const shutdownTimeout = 10 * time.Second
+
+// App is one broker instance: its parts and their order. Build it with New, then Start and
+// Stop it (or Run it).
+type App struct {
+	lifecycle.StartStop // the HTTP server, the migration retry and the profiling server
+	lifecycle.Base
+
+	cfg     config.Config
+	opts    options
+	key     *encryption.Key
+	store   *store.Store
+	hub     *waiter.Hub
+	broker  *broker.Broker
+	admin   *admin.Admin // the read side
+	metrics *metrics.Collector
+	jobs    *maintenance.Runner
+	handler http.Handler
+	server  *http.Server
+	pprof   *http.Server // nil unless cfg.PprofAddr
+	addr    net.Addr     // set by Start
+
+	migrated bool       // the schema was applied in New; otherwise Start retries it
+	failed   chan error // the HTTP server stopped on its own
+	stopOnce sync.Once
+}
+
+// NewLogger is the logger an App logs to unless WithLogger says otherwise: text on stderr at
+// the configured level. cmd/queen uses it before the App exists.
+func NewLogger(cfg config.Config) *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+}
+
+// New builds an instance over the database cfg names. It opens the pool and applies the
+// schema, unless WithoutMigration; a database that is down is not an error (routes answer 503
+// and Start retries the migration), a failed migration is. cfg must name a database: starting
+// an embedded PostgreSQL is the caller's business (cmd/queen). Stop releases what New
+// acquired, even when Start was never called.
+func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
+	o := options{version: "dev", migrate: true, metricsLoop: true}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.logger == nil {
+		o.logger = NewLogger(cfg)
+	}
+	dsn, embedded := cfg.Database()
+	if embedded {
+		return nil, errors.New("no database configured: set DATABASE_URL or PG_*")
+	}
+	a := &App{Base: lifecycle.NewBase("app", o.logger, o.clock), cfg: cfg, opts: o, failed: make(chan error, 1)}
+	log := o.logger
+	var err error
+	if cfg.EncryptionKey != "" {
+		if a.key, err = encryption.ParseKey(cfg.EncryptionKey); err != nil {
+			return nil, err
+		}
+	}
+	apiCfg := httpapi.Config{DefaultBatch: cfg.DefaultBatchSize, DefaultTimeout: cfg.DefaultTimeout,
+		WorkerID: cfg.WorkerID, Version: o.version}
+	if apiCfg.Auth, err = a.verifier(); err != nil {
+		return nil, err
+	}
+
+	a.store, err = store.Open(ctx, store.Options{DSN: dsn, Schema: cfg.DBSchema, MaxConns: int32(cfg.DBPoolSize),
+		ConnectTimeout: cfg.DBConnectionTimeout, IdleTimeout: cfg.DBIdleTimeout,
+		StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.DBLockTimeout})
+	if err != nil {
+		return nil, err
+	}
+	if o.clock != nil {
+		a.store.SetClock(o.clock)
+	}
+	if o.migrate {
+		switch err := a.store.Migrate(ctx); {
+		case err == nil:
+			a.migrated = true
+		case errors.Is(err, mq.ErrUnavailable):
+			log.Warn("database unreachable at startup; serving and retrying the migration", "err", err)
+		default:
+			a.store.Close()
+			return nil, err
+		}
+	}
+
+	a.hub = waiter.NewHub()
+	a.metrics = metrics.New(metrics.Options{WorkerID: cfg.WorkerID, Store: a.store, Hub: a.hub,
+		SampleInterval: cfg.MetricsSampleInterval, FlushInterval: cfg.MetricsAggregateInterval, Log: log})
+	a.jobs = maintenance.New(a.store, maintenance.Config{
+		WorkerID:                  cfg.WorkerID,
+		RetentionInterval:         cfg.RetentionInterval,
+		EvictionInterval:          cfg.EvictionInterval,
+		LeaseHousekeepingInterval: cfg.LeaseHousekeepingInterval,
+		StatsInterval:             cfg.StatsInterval,
+		RetentionBatchSize:        cfg.RetentionBatchSize,
+		EvictionBatchSize:         cfg.EvictionBatchSize,
+		PartitionCleanupDays:      cfg.PartitionCleanupDays,
+		MetricsRetentionDays:      cfg.MetricsRetentionDays,
+		StatsHistoryRetentionDays: cfg.StatsHistoryRetentionDays,
+		Recorder:                  a.metrics,
+	}, log)
+	a.broker = broker.New(a.store, a.hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
+		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval, EncryptionKey: a.key,
+		Recorder: a.metrics, PushCalls: cfg.PushConcurrency}, log)
+	if a.migrated {
+		a.afterMigration(ctx)
+	}
+	apiCfg.Metrics, apiCfg.Jobs = a.metrics, a.jobs
+	a.admin = admin.New(a.store, a.broker, a.key, log)
+	a.handler = httpapi.New(a.broker, a.admin, apiCfg, log)
+	a.server = &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
+	return a, nil
+}
+
+// verifier is the authentication the options or the configuration ask for; nil for none. A key
+// source that cannot be used stops the broker here (operations.md §6.1).
+func (a *App) verifier() (*auth.Verifier, error) {
+	switch {
+	case a.opts.auth != nil:
+		return auth.New(*a.opts.auth)
+	case a.cfg.JWTEnabled:
+		v, err := auth.New(auth.FromConfig(a.cfg))
+		if err == nil {
+			a.Logger().Info("authentication enabled", "algorithm", a.cfg.JWTAlgorithm)
+		}
+		return v, err
+	}
+	return nil, nil
+}
+
+// afterMigration runs the startup checks that need the schema.
+func (a *App) afterMigration(ctx context.Context) {
+	if a.key == nil {
+		a.broker.WarnPlaintextQueues(ctx)
+	}
+}
+
+// Start binds the HTTP listener (unless WithListener gave one), starts the metrics, the
+// broker and the jobs, in that order, and serves. Like every part, the App runs until Stop,
+// not until ctx ends.
+func (a *App) Start(ctx context.Context) error {
+	return a.StartWith(ctx, func(ctx context.Context) error {
+		ln := a.opts.listener
+		if ln == nil {
+			var err error
+			if ln, err = net.Listen("tcp", net.JoinHostPort(a.cfg.Host, strconv.Itoa(a.cfg.Port))); err != nil {
+				return err
+			}
+		}
+		if err := lifecycle.StartAll(ctx, a.parts()...); err != nil {
+			ln.Close()
+			return err
+		}
+		a.addr = ln.Addr()
+		a.Logger().Info("queen-go listening", "addr", a.addr.String(), "version", a.opts.version, "schema", a.store.Schema())
+		a.Go(func(context.Context) {
+			if err := a.server.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				a.failed <- err
+			}
+		})
+		if !a.migrated && a.opts.migrate {
+			a.Go(a.retryMigration)
+		}
+		a.servePprof()
+		return nil
+	})
+}
+
+// parts lists the lifecycle parts in start order. Stop stops them in reverse: the jobs, then
+// the broker, then the metrics, whose last flush then holds everything both recorded.
+func (a *App) parts() []lifecycle.Service {
+	parts := []lifecycle.Service{a.broker, a.jobs}
+	if a.opts.metricsLoop {
+		parts = append([]lifecycle.Service{a.metrics}, parts...)
+	}
+	return parts
+}
+
+// retryMigration applies the schema once the database answers, every second until it does.
+func (a *App) retryMigration(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		switch err := a.store.Migrate(ctx); {
+		case err == nil:
+			a.Logger().Info("database reachable; schema applied")
+			a.afterMigration(ctx)
+			return
+		case ctx.Err() != nil:
+			return
+		case !errors.Is(err, mq.ErrUnavailable):
+			a.Logger().Error("migration failed", "err", err)
+			return
+		}
+	}
+}
+
+// Stop shuts down in order: parked pops answer at once, in-flight requests finish (at most
+// 10 s), then the jobs stop (releasing their locks), the broker writes what it accepted and
+// ends its listener, the metrics flush a last time, and the pool closes. It returns when every
+// goroutine the App started has ended, and is safe to call again.
+func (a *App) Stop() {
+	a.stopOnce.Do(func() {
+		a.hub.Close()
+		if a.Running() {
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			if err := a.server.Shutdown(sctx); err != nil {
+				a.Logger().Warn("in-flight requests did not finish in time", "err", err)
+				a.server.Close()
+			}
+			cancel()
+			if a.pprof != nil {
+				a.pprof.Close()
+			}
+			lifecycle.StopAll(a.parts()...)
+		}
+		a.StartStop.Stop()
+		a.store.Close()
+	})
+}
+
+// Run starts the App, serves until ctx ends or the HTTP server fails, and stops it.
+func (a *App) Run(ctx context.Context) error {
+	if err := a.Start(ctx); err != nil {
+		a.Stop()
+		return err
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-a.failed:
+		err = fmt.Errorf("http server: %w", err)
+	}
+	a.Logger().Info("shutting down")
+	a.Stop()
+	return err
+}
+
+// Handler is the HTTP API.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// Addr is the HTTP listener's address; nil before Start.
+func (a *App) Addr() net.Addr { return a.addr }
+
+// URL is the base URL of the HTTP API, for tests and logs; "" before Start.
+func (a *App) URL() string {
+	if a.addr == nil {
+		return ""
+	}
+	return "http://" + a.addr.String()
+}
+
+// Store is the instance's database access.
+func (a *App) Store() *store.Store { return a.store }
+
+// Broker is the instance's data path.
+func (a *App) Broker() *broker.Broker { return a.broker }
+
+// Metrics is the instance's metrics collector.
+func (a *App) Metrics() *metrics.Collector { return a.metrics }
+
+// Jobs is the instance's background-job runner.
+func (a *App) Jobs() *maintenance.Runner { return a.jobs }
