@@ -193,6 +193,10 @@ func (x *tb) parkedPop(r mq.PopRequest) <-chan popResult {
 	ch <- struct{}{} // returns once the first attempt left the gate
 	<-ch
 	<-ch // free for later attempts
+	g.mu.Lock()
+	slot := g.slots[key]
+	g.mu.Unlock()
+	g.release(key, slot) // the test is no longer a user: the slot goes with the pop
 	select {
 	case p := <-out:
 		x.t.Fatalf("pop answered before any write: %+v %v", p.res, p.err)

@@ -15,7 +15,6 @@ type TxnResult struct {
 	TransactionID string
 }
 
-
 // TxnEntry is one flattened operation of a transaction: a push (Ack nil) or an ack.
 type TxnEntry struct {
 	Push    PushItem
