@@ -78,10 +78,12 @@ func schemaFor(name string) string {
 	return fmt.Sprintf("c_%s_%08x", s, h.Sum32())
 }
 
-// configure sets queue's options: the defaults changed by edit.
+// configure sets queue's options (the defaults changed by edit) with the labels its name
+// derives, as the broker does for a configure without labels.
 func (b *testBundle) configure(queue string, edit func(*mq.QueueOptions)) {
 	b.t.Helper()
-	b.configureIn(queue, "", "", edit)
+	ns, task := mq.DeriveLabels(queue)
+	b.configureIn(queue, ns, task, edit)
 }
 
 func (b *testBundle) configureIn(queue, namespace, task string, edit func(*mq.QueueOptions)) {

@@ -229,3 +229,111 @@ func TestDeliveryAutoAckResetsRetryCounter(t *testing.T) {
 	}
 }
 
+
+// Queue options enforced at delivery (concepts.md §6.1, §6.3, §10) and namespace/task pops.
+// Moved from internal/httpapi/queueopts_test.go.
+
+func TestOptionDelayedProcessing(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.DelayedProcessing = 10 })
+	b.pushKeys("pA", "a1")
+	b.clock.Advance(5 * time.Second)
+	b.pushKeys("pA", "a2")
+	b.pushKeys("pB", "b1")
+	b.clock.Advance(4 * time.Second)
+	b.noPop(PopRequest{Batch: 10})
+	b.clock.Advance(time.Second) // a1 is 10 s old, a2 and b1 5 s
+	p := b.mustPop(PopRequest{Batch: 10, Partitions: 2}, "a1")
+	b.mustAck(ackOf(p, 0, mq.AckCompleted))
+	b.noPop(PopRequest{Batch: 10})
+	b.clock.Advance(5 * time.Second)
+	b.mustPop(PopRequest{Partition: "pA", Batch: 10}, "a2")
+	b.mustPop(PopRequest{Partition: "pB", Batch: 10}, "b1")
+}
+
+// A message that is not visible yet stops the batch even when a later one is visible (its
+// createdAt can be older after a clock step backwards): later messages never overtake it.
+func TestOptionDelayedProcessingNoOvertaking(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.DelayedProcessing = 10 })
+	b.pushKeys("pA", "a1")
+	b.clock.Advance(10 * time.Second)
+	b.pushKeys("pA", "a2")
+	b.clock.Advance(-10 * time.Second)
+	b.pushKeys("pA", "a3") // as old as a1
+	b.clock.Advance(10 * time.Second)
+	p := b.mustPop(PopRequest{Batch: 10}, "a1")
+	b.mustAck(ackOf(p, 0, mq.AckCompleted))
+	b.noPop(PopRequest{Batch: 10}) // a2 invisible: a3 must wait behind it
+	b.clock.Advance(10 * time.Second)
+	b.mustPop(PopRequest{Batch: 10}, "a2", "a3")
+}
+
+func TestOptionWindowBuffer(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.WindowBuffer = 10 })
+	b.pushKeys("pA", "a1")
+	b.pushKeys("pB", "b1")
+	b.clock.Advance(6 * time.Second)
+	b.pushKeys("pA", "a2") // restarts pA's window
+	b.clock.Advance(4 * time.Second)
+	// pB's newest message is 10 s old, pA's only 4 s.
+	b.mustPop(PopRequest{Batch: 10, Partitions: 2, AutoAck: true}, "b1")
+	b.noPop(PopRequest{Batch: 10})
+	b.clock.Advance(5 * time.Second)
+	b.noPop(PopRequest{Batch: 10})
+	b.clock.Advance(time.Second)
+	b.mustPop(PopRequest{Batch: 10}, "a1", "a2")
+}
+
+func TestOptionPriorityInNamespacePop(t *testing.T) {
+	b := setup(t)
+	b.configureIn("low", "ns", "", func(o *mq.QueueOptions) { o.Priority = 1 })
+	b.configureIn("high", "ns", "", func(o *mq.QueueOptions) { o.Priority = 5 })
+	b.pushKeysTo("low", "Default", "l1")
+	b.clock.Advance(time.Second)
+	b.pushKeysTo("high", "Default", "h1")
+	b.clock.Advance(time.Second)
+	b.pushKeysTo("high", "p2", "h2")
+	// Higher priority first although its messages are newer; then oldest first.
+	p := b.mustPop(PopRequest{Namespace: "ns", Batch: 10, Partitions: 3}, "h1", "h2", "l1")
+	if p.partitions() != 3 || p.Messages[0].Queue != "high" || p.Messages[2].Queue != "low" {
+		t.Fatalf("namespace pop %+v", p)
+	}
+	if st := b.state("low", "Default", mq.QueueMode); st.LeaseID == nil || *st.LeaseID != p.LeaseID {
+		t.Fatalf("low's pair does not hold the pop's lease: %+v", st)
+	}
+}
+
+func TestNamespaceTaskPopMatching(t *testing.T) {
+	b := setup(t)
+	// Queues a push creates take the labels their name derives; configured ones replace them
+	// (the broker derives them for a configure without labels).
+	const derived, plain, labelled = "ns.invoice.created", "ns.shipping", "ns-cfg.x"
+	b.configureIn(labelled, "ns-N", "ns-T", nil)
+	for _, q := range []string{derived, plain, labelled} {
+		b.pushKeysTo(q, "Default", q)
+	}
+	pop := func(ns, task string) []string {
+		t.Helper()
+		got := b.drain(PopRequest{Namespace: ns, Task: task, AutoAck: true, Group: "g-" + ns + "-" + task})
+		slices.Sort(got)
+		return got
+	}
+	for _, tc := range []struct {
+		ns, task string
+		want     []string
+	}{
+		{"ns", "", []string{derived, plain}},
+		{"ns", "invoice", []string{derived}},
+		{"ns", "created", nil},
+		{"ns-cfg", "", nil},
+		{"ns-N", "", []string{labelled}},
+		{"", "ns-T", []string{labelled}},
+		{"ns-N", "x", nil},
+	} {
+		if got := pop(tc.ns, tc.task); !slices.Equal(got, tc.want) {
+			t.Fatalf("namespace %q task %q: got %v, want %v", tc.ns, tc.task, got, tc.want)
+		}
+	}
+}

@@ -213,3 +213,46 @@ func TestDedupConcurrentWritersStoreOneMessage(t *testing.T) {
 		t.Fatalf("stored %d messages (%v)", count, err)
 	}
 }
+
+// maxSize (concepts.md §2.2), decided per item by qg_push_items. Moved from
+// internal/httpapi/queueopts_test.go.
+func TestOptionMaxSize(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.MaxSize = 2 })
+	status := func(res []mq.PushResult) []string {
+		out := make([]string, len(res))
+		for i, r := range res {
+			out[i] = r.Status
+			if r.Status == mq.StatusFailed && r.Queue != b.queue {
+				t.Fatalf("item %d %+v", i, r)
+			}
+		}
+		return out
+	}
+	res := b.pushRows(row(b.queue, "Default", "a1"), row(b.queue, "pB", "b1"), row(b.queue, "Default", "a2"),
+		row("other", "Default", "o1"), // later items are still tried
+		row(b.queue, "Default", "a1"), // a taken key is a duplicate
+		row(b.queue, "pB", "b2"))
+	if got, want := status(res), []string{"queued", "queued", "failed", "queued", "duplicate", "failed"}; !slices.Equal(got, want) {
+		t.Fatalf("statuses %v, want %v", got, want)
+	}
+	// Consuming frees capacity: a1 consumed by queue mode, its only consumer.
+	p := b.mustPop(PopRequest{Partition: "Default"}, "a1")
+	if got := status(b.pushRows(row(b.queue, "Default", "a3"))); got[0] != mq.StatusFailed {
+		t.Fatalf("a leased message is still unconsumed: %v", got)
+	}
+	b.mustAck(ackOf(p, 0, mq.AckCompleted))
+	if got := status(b.pushRows(row(b.queue, "Default", "a3"), row(b.queue, "Default", "a4"))); !slices.Equal(got, []string{"queued", "failed"}) {
+		t.Fatalf("after consuming one: %v", got)
+	}
+	// A group registering now is a consumer of every partition: b1 stays unconsumed until
+	// every consumer of pB (queue mode has none) passed it.
+	b.mustPop(PopRequest{Partition: "Default", Group: "g", AutoAck: true, Batch: 10}, "a1", "a3")
+	if got := status(b.pushRows(row(b.queue, "pB", "b3"))); got[0] != mq.StatusFailed {
+		t.Fatalf("b1 is unconsumed by g, a3 by queue mode: %v", got)
+	}
+	b.mustPop(PopRequest{Partition: "pB", Group: "g", AutoAck: true}, "b1")
+	if got := status(b.pushRows(row(b.queue, "pB", "b3"), row(b.queue, "pB", "b4"))); !slices.Equal(got, []string{"queued", "failed"}) {
+		t.Fatalf("only a3 is unconsumed: %v", got)
+	}
+}
