@@ -110,15 +110,12 @@ func TestAdminLaggingConsumers(t *testing.T) {
 	if got[held]["worker_id"] != lease {
 		t.Fatalf("worker_id %v, want the live lease %s", got[held]["worker_id"], lease)
 	}
-	if got := lagging("?minLagSeconds=7201"); len(got) != 0 {
-		t.Fatalf("minLagSeconds above every lag: %v", got)
-	}
-	all := lagging("?minLagSeconds=0")
-	if c := all[done]; c == nil || admNum(t, c["time_lag_seconds"]) != 0 || admNum(t, c["offset_lag"]) != 0 ||
-		c["oldest_unconsumed_at"] != nil {
+	// The minimum's rule is tested in internal/store/admin_test.go; here, that it reaches it.
+	if all := lagging("?minLagSeconds=0"); all[done] == nil {
 		t.Fatalf("minLagSeconds=0 lists every pair, the caught-up one too: %v", all)
+	} else {
+		admTime(t, all[done]["last_consumed_at"])
 	}
-	admTime(t, all[done]["last_consumed_at"])
 	for _, v := range []string{"-1", "abc", "1.5", "", "1e3"} {
 		admError(b, "GET", "/api/v1/consumer-groups/lagging?minLagSeconds="+url.QueryEscape(v), nil,
 			http.StatusBadRequest, `{"error":"minLagSeconds must be a non-negative integer"}`)

@@ -56,8 +56,8 @@ func TestAdminOverview(t *testing.T) {
 	admShape(t, o, "queues", "partitions", "namespaces", "tasks", "messages", "lag", "throughput", "timestamp", "statsAge")
 	admShape(t, o["messages"], admCounterKeys...)
 	lag := admShape(t, o["lag"], "time", "offset")
-	timeLag := admShape(t, lag["time"], "avg", "median", "min", "max")
-	offsetLag := admShape(t, lag["offset"], "avg", "median", "min", "max")
+	admShape(t, lag["time"], "avg", "median", "min", "max")
+	admShape(t, lag["offset"], "avg", "median", "min", "max")
 	tp := admShape(t, o["throughput"], "ingestedPerSecond", "processedPerSecond")
 	m := o["messages"].(obj)
 	if admNum(t, o["queues"]) < 1 || admNum(t, o["partitions"]) < 1 || admNum(t, o["namespaces"]) < 1 ||
@@ -68,10 +68,7 @@ func TestAdminOverview(t *testing.T) {
 	if admNum(t, m["total"]) != admNum(t, m["pending"])+admNum(t, m["processing"])+admNum(t, m["completed"]) {
 		t.Fatalf("total must be pending + processing + completed: %v", m)
 	}
-	// Queue mode's pair on p is 120 s and 6 messages behind.
-	if admNum(t, timeLag["max"]) < 120 || admNum(t, offsetLag["max"]) < 6 {
-		t.Fatalf("lag %v", lag)
-	}
+	// The counters' and lags' values are tested in internal/store/admin_test.go.
 	if tp["ingestedPerSecond"].(float64) < 3.0/60 {
 		t.Fatalf("throughput %v, want at least 3 messages in the last minute", tp)
 	}

@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/queen-go/queen/internal/mq"
@@ -90,5 +93,166 @@ func TestPartitionCacheStaysBounded(t *testing.T) {
 	}
 	if c.lookup([]string{"q", "q"}, []string{"9", "0"}) != nil {
 		t.Fatal("a lookup with an unknown pair must resolve all names")
+	}
+}
+
+// Deduplication of keys (concepts.md §4.3), decided by qg_push_items. Moved from
+// internal/httpapi/dedup_test.go.
+
+func TestDedupWithinOneRequest(t *testing.T) {
+	b := setup(t)
+	first, second, other, third := row(b.queue, "pA", "k1"), row(b.queue, "pA", "k1"), row(b.queue, "pA", "k2"), row(b.queue, "pA", "k1")
+	first.Payload, second.Payload, third.Payload = []byte(`"first"`), []byte(`"second"`), []byte(`"third"`)
+	res := b.pushRows(first, second, other, third)
+	if res[0].Status != mq.StatusQueued || res[2].Status != mq.StatusQueued {
+		t.Fatalf("push %+v", res)
+	}
+	for _, i := range []int{1, 3} {
+		if r := res[i]; r.Status != mq.StatusDuplicate || r.MessageID != res[0].MessageID {
+			t.Fatalf("item %d: %+v, want duplicate of %s", i, r, res[0].MessageID)
+		}
+	}
+	p := b.mustPop(PopRequest{Batch: 10}, "k1", "k2")
+	if string(p.Messages[0].Payload) != `"first"` || p.Messages[0].ID != res[0].MessageID {
+		t.Fatalf("the first item must win: %+v", p.Messages[0])
+	}
+}
+
+func TestDedupAcrossRequestsAndPartitions(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.DedupWindowSeconds = 60 })
+	first := b.pushKeys("pA", "k1")[0]
+	// The same key in another partition is another message.
+	other := b.pushKeys("pB", "k1")[0]
+	if other.MessageID == first.MessageID || other.PartitionID == first.PartitionID {
+		t.Fatalf("pA %+v, pB %+v", first, other)
+	}
+	// Consumed or not, and past the window, a stored message keeps its key taken.
+	p := b.mustPop(PopRequest{Partition: "pA"}, "k1")
+	b.mustAck(ackOf(p, 0, mq.AckCompleted))
+	b.clock.Advance(10 * time.Minute)
+	for _, part := range []string{"pA", "pB"} {
+		res := b.pushRows(row(b.queue, part, "k1"))
+		want := first.MessageID
+		if part == "pB" {
+			want = other.MessageID
+		}
+		if res[0].Status != mq.StatusDuplicate || res[0].MessageID != want {
+			t.Fatalf("%s: %+v, want duplicate of %s", part, res[0], want)
+		}
+	}
+	b.noPop(PopRequest{Partition: "pA"})
+}
+
+// remove deletes stored messages of partitionID the way retention does (qg_remove_messages):
+// the rows go, their keys are kept as tombstones while their dedup window lasts.
+func (b *testBundle) remove(partitionID string, keys ...string) {
+	b.t.Helper()
+	b.exec(`SELECT qg_remove_messages(array_agg(partition_id), array_agg(position), $3)
+		FROM messages WHERE partition_id = $1 AND transaction_id = ANY($2)`, partitionID, keys, b.clock.Now())
+}
+
+func TestDedupWindowAfterRemoval(t *testing.T) {
+	b := setup(t)
+	window := func(s int) {
+		b.configure(b.queue, func(o *mq.QueueOptions) { o.DedupWindowSeconds = s })
+	}
+	window(60)
+	gone := b.pushKeys("pA", "k1", "k2")
+	b.remove(gone[0].PartitionID, "k1", "k2")
+
+	// Younger than the window: still taken, reported with the removed message's id.
+	b.clock.Advance(59 * time.Second)
+	if res := b.pushRows(row(b.queue, "pA", "k1")); res[0].Status != mq.StatusDuplicate || res[0].MessageID != gone[0].MessageID {
+		t.Fatalf("inside the window: %+v", res[0])
+	}
+	// The window in force is the queue's current one.
+	window(30)
+	if fresh := b.pushRows(row(b.queue, "pA", "k2"))[0]; fresh.Status != mq.StatusQueued || fresh.MessageID == gone[1].MessageID {
+		t.Fatalf("after shrinking the window: %+v", fresh)
+	}
+	window(60)
+	// Older than the window: free again.
+	b.clock.Advance(time.Second)
+	if res := b.pushRows(row(b.queue, "pA", "k1")); res[0].Status != mq.StatusQueued || res[0].MessageID == gone[0].MessageID {
+		t.Fatalf("after the window: %+v", res[0])
+	}
+	if got := b.drain(PopRequest{Batch: 10}); !slices.Equal(got, []string{"k2", "k1"}) {
+		t.Fatalf("delivered %v", got)
+	}
+	// The new message takes the key again.
+	if res := b.pushRows(row(b.queue, "pA", "k1")); res[0].Status != mq.StatusDuplicate {
+		t.Fatalf("re-stored key: %+v", res[0])
+	}
+}
+
+func TestDedupConcurrentWritersStoreOneMessage(t *testing.T) {
+	b := setup(t)
+	b.pushKeys("pA", "warm") // the partition exists: writers meet on its lock
+	const n = 8
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			res, err := b.s.Push(b.ctx, []PushRow{row(b.queue, "pA", "same")})
+			if err != nil || len(res) != 1 {
+				t.Errorf("push: %v %+v", err, res)
+				return
+			}
+			ids[i] = res[0].MessageID
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Fatalf("concurrent pushes of one key answered different ids %v", ids)
+		}
+	}
+	var count int
+	if err := b.s.pool.QueryRow(b.ctx, `SELECT count(*) FROM messages WHERE transaction_id = 'same'`).Scan(&count); err != nil || count != 1 {
+		t.Fatalf("stored %d messages (%v)", count, err)
+	}
+}
+
+// maxSize (concepts.md §2.2), decided per item by qg_push_items. Moved from
+// internal/httpapi/queueopts_test.go.
+func TestOptionMaxSize(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.MaxSize = 2 })
+	status := func(res []mq.PushResult) []string {
+		out := make([]string, len(res))
+		for i, r := range res {
+			out[i] = r.Status
+			if r.Status == mq.StatusFailed && r.Queue != b.queue {
+				t.Fatalf("item %d %+v", i, r)
+			}
+		}
+		return out
+	}
+	res := b.pushRows(row(b.queue, "Default", "a1"), row(b.queue, "pB", "b1"), row(b.queue, "Default", "a2"),
+		row("other", "Default", "o1"), // later items are still tried
+		row(b.queue, "Default", "a1"), // a taken key is a duplicate
+		row(b.queue, "pB", "b2"))
+	if got, want := status(res), []string{"queued", "queued", "failed", "queued", "duplicate", "failed"}; !slices.Equal(got, want) {
+		t.Fatalf("statuses %v, want %v", got, want)
+	}
+	// Consuming frees capacity: a1 consumed by queue mode, its only consumer.
+	p := b.mustPop(PopRequest{Partition: "Default"}, "a1")
+	if got := status(b.pushRows(row(b.queue, "Default", "a3"))); got[0] != mq.StatusFailed {
+		t.Fatalf("a leased message is still unconsumed: %v", got)
+	}
+	b.mustAck(ackOf(p, 0, mq.AckCompleted))
+	if got := status(b.pushRows(row(b.queue, "Default", "a3"), row(b.queue, "Default", "a4"))); !slices.Equal(got, []string{"queued", "failed"}) {
+		t.Fatalf("after consuming one: %v", got)
+	}
+	// A group registering now is a consumer of every partition: b1 stays unconsumed until
+	// every consumer of pB (queue mode has none) passed it.
+	b.mustPop(PopRequest{Partition: "Default", Group: "g", AutoAck: true, Batch: 10}, "a1", "a3")
+	if got := status(b.pushRows(row(b.queue, "pB", "b3"))); got[0] != mq.StatusFailed {
+		t.Fatalf("b1 is unconsumed by g, a3 by queue mode: %v", got)
+	}
+	b.mustPop(PopRequest{Partition: "pB", Group: "g", AutoAck: true}, "b1")
+	if got := status(b.pushRows(row(b.queue, "pB", "b3"), row(b.queue, "pB", "b4"))); !slices.Equal(got, []string{"queued", "failed"}) {
+		t.Fatalf("only a3 is unconsumed: %v", got)
 	}
 }

@@ -1,0 +1,294 @@
+package store
+
+// The maintenance functions (090_maintenance.sql, concepts.md §11): retention, eviction,
+// tombstone and partition cleanup, called the way internal/maintenance calls them, with "now"
+// from the test clock. Moved from internal/httpapi/status_retention_test.go and
+// status_eviction_test.go.
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/mq"
+)
+
+// lead runs fn as the leader of job, requiring that this store led it.
+func (b *testBundle) lead(job string, fn func(*Leader) error) {
+	b.t.Helper()
+	led, err := b.s.TryLead(b.ctx, job, fn)
+	if err != nil || !led {
+		b.t.Fatalf("%s: led=%v err=%v", job, led, err)
+	}
+}
+
+// retention runs the retention job as internal/maintenance does: removal batches of limit
+// under one run id until one comes back short, then tombstone and partition cleanup.
+func (b *testBundle) retention(limit, partitionCleanupDays int) {
+	b.t.Helper()
+	b.lead("retention", func(l *Leader) error {
+		run := uuid.NewString()
+		for {
+			batch, err := l.RetentionBatch(b.ctx, run, limit)
+			if err != nil {
+				return err
+			}
+			var n int64
+			for _, r := range batch {
+				n += r.Removed
+			}
+			if n < int64(limit) {
+				break
+			}
+		}
+		if _, err := l.CleanupTombstones(b.ctx, 1000); err != nil {
+			return err
+		}
+		_, err := l.CleanupPartitions(b.ctx, partitionCleanupDays, 1000)
+		return err
+	})
+}
+
+// eviction runs the eviction job: batches of limit until one comes back short.
+func (b *testBundle) eviction(limit int) {
+	b.t.Helper()
+	b.lead("eviction", func(l *Leader) error {
+		run := uuid.NewString()
+		for {
+			batch, err := l.EvictionBatch(b.ctx, run, limit)
+			if err != nil {
+				return err
+			}
+			var n int64
+			for _, r := range batch {
+				n += r.Removed
+			}
+			if n < int64(limit) {
+				return nil
+			}
+		}
+	})
+}
+
+// stored lists the keys of the stored messages of the test's queue, sorted.
+func (b *testBundle) stored() []string {
+	b.t.Helper()
+	var out []string
+	rows, err := b.s.pool.Query(b.ctx, `SELECT m.transaction_id FROM messages m JOIN partitions p ON p.id = m.partition_id
+		JOIN queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY 1`, b.queue)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			b.t.Fatal(err)
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// history is the retention history, summed per partition and kind over runs.
+func (b *testBundle) history() []RemovalCount {
+	b.t.Helper()
+	var out []RemovalCount
+	rows, err := b.s.pool.Query(b.ctx, `SELECT queue_name, partition_name, kind, sum(removed)::bigint,
+		sum(unconsumed)::bigint, sum(dead_lettered)::bigint FROM retention_history
+		GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r RemovalCount
+		if err := rows.Scan(&r.Queue, &r.Partition, &r.Kind, &r.Removed, &r.Unconsumed, &r.DeadLettered); err != nil {
+			b.t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Consumed messages older than completedRetentionSeconds go; unconsumed ones stay, whatever
+// their age; the removal is recorded; a removed message's key stays taken until its window ends.
+func TestRetentionRemovesConsumedMessages(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) {
+		o.RetentionEnabled, o.CompletedRetentionSeconds, o.DedupWindowSeconds = true, 60, 120
+	})
+	b.pushKeys("p", "a", "b", "c")
+	p := b.mustPop(PopRequest{Batch: 2}, "a", "b")
+	b.mustAck(ackOf(p, 1, mq.AckCompleted))
+
+	b.clock.Advance(59 * time.Second)
+	b.retention(1000, 30)
+	if got := b.stored(); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("before completedRetentionSeconds: stored %v, want all three", got)
+	}
+
+	b.clock.Advance(2 * time.Second)
+	b.retention(1000, 30)
+	if got := b.stored(); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("stored %v, want only the unconsumed c", got)
+	}
+	want := []RemovalCount{{Queue: b.queue, Partition: "p", Kind: "completed_retention", Removed: 2}}
+	if got := b.history(); !slices.Equal(got, want) {
+		t.Fatalf("retention history %+v, want %+v", got, want)
+	}
+	if r := b.pushRows(row(b.queue, "p", "a"))[0]; r.Status != mq.StatusDuplicate {
+		t.Fatalf("re-push of a removed key inside its window: %q, want duplicate", r.Status)
+	}
+	b.mustPop(PopRequest{Batch: 10}, "c")
+
+	b.clock.Advance(60 * time.Second) // a's window (120 s from its creation) has ended
+	b.retention(1000, 30)
+	if r := b.pushRows(row(b.queue, "p", "a"))[0]; r.Status != mq.StatusQueued {
+		t.Fatalf("re-push of a removed key after its window: %q, want queued", r.Status)
+	}
+}
+
+// retentionSeconds removes old messages consumed or not, and says how many were unconsumed;
+// a message in a live leased batch is left alone and can still be acked.
+func TestRetentionSecondsSparesLiveBatches(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionEnabled, o.RetentionSeconds, o.LeaseTime = true, 60, 600 })
+	b.pushKeys("p", "a", "b", "c")
+	b.pushKeys("q", "x", "y")
+	held := b.mustPop(PopRequest{Partition: "p"}, "a") // leased for 600 s
+
+	b.clock.Advance(61 * time.Second)
+	b.retention(1000, 30)
+	if got := b.stored(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("stored %v, want only a, which a live lease holds", got)
+	}
+	want := []RemovalCount{
+		{Queue: b.queue, Partition: "p", Kind: "retention", Removed: 2, Unconsumed: 2},
+		{Queue: b.queue, Partition: "q", Kind: "retention", Removed: 2, Unconsumed: 2},
+	}
+	if got := b.history(); !slices.Equal(got, want) {
+		t.Fatalf("retention history %+v, want %+v", got, want)
+	}
+	b.mustAck(ackOf(held, 0, mq.AckCompleted))
+	if r := b.pushRows(row(b.queue, "q", "x"))[0]; r.Status != mq.StatusDuplicate {
+		t.Fatalf("re-push of a removed key: %q, want duplicate", r.Status)
+	}
+}
+
+// Without retentionEnabled neither rule applies, however old the messages.
+func TestRetentionNeedsRetentionEnabled(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionSeconds, o.CompletedRetentionSeconds = 1, 1 })
+	b.pushKeys("p", "a", "b")
+	b.mustAck(ackOf(b.mustPop(PopRequest{}, "a"), 0, mq.AckCompleted))
+	b.clock.Advance(time.Hour)
+	b.retention(1000, 30)
+	if got := b.stored(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("stored %v, want both messages", got)
+	}
+	if got := b.history(); len(got) != 0 {
+		t.Fatalf("retention history %+v, want none", got)
+	}
+}
+
+// Empty partitions idle for PARTITION_CLEANUP_DAYS go; partitions that hold messages stay.
+func TestRetentionDeletesIdleEmptyPartitions(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, nil) // creates the empty Default partition
+	b.pushKeys("p", "a")
+	b.clock.Advance(29 * 24 * time.Hour)
+	b.retention(1000, 30)
+	if got := b.partitionNames(b.queue); !slices.Equal(got, []string{"Default", "p"}) {
+		t.Fatalf("after 29 days: partitions %v, want both", got)
+	}
+	b.clock.Advance(2 * 24 * time.Hour)
+	b.retention(1000, 30)
+	if got := b.partitionNames(b.queue); !slices.Equal(got, []string{"p"}) {
+		t.Fatalf("after 31 days: partitions %v, want only p", got)
+	}
+}
+
+// Batches of one message: the job drains batch after batch, and partitions with nothing due
+// (here: no consumer, so nothing is consumed) neither stop it nor use up its batches.
+func TestRetentionDrainsInSmallBatches(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionEnabled, o.CompletedRetentionSeconds = true, 60 })
+	for i := range 5 {
+		b.pushKeys(fmt.Sprintf("unread%d", i), fmt.Sprintf("u%d", i))
+	}
+	b.pushKeys("p", "a", "b", "c")
+	b.mustAck(ackOf(b.mustPop(PopRequest{Partition: "p", Batch: 3}, "a", "b", "c"), 2, mq.AckCompleted))
+	b.clock.Advance(61 * time.Second)
+	b.retention(1, 30)
+	if got := b.stored(); !slices.Equal(got, []string{"u0", "u1", "u2", "u3", "u4"}) {
+		t.Fatalf("stored %v, want the five unread messages", got)
+	}
+	want := []RemovalCount{{Queue: b.queue, Partition: "p", Kind: "completed_retention", Removed: 3}}
+	if got := b.history(); !slices.Equal(got, want) {
+		t.Fatalf("retention history %+v, want 3 removed in batches of one", got)
+	}
+}
+
+// Eviction: unconsumed messages older than maxWaitTimeSeconds are dead-lettered — once for
+// every consumer that had not consumed them, under __QUEUE_MODE__ when the partition has none —
+// and removed; never silently, never from a live leased batch.
+func TestEvictionDeadLettersThenRemoves(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.MaxWaitTimeSeconds, o.LeaseTime = 30, 600 })
+	b.pushKeys("shared", "s1", "s2", "s3")
+	held := b.mustPop(PopRequest{Partition: "shared"}, "s1") // queue mode leases s1 for 600 s
+	g1 := b.mustPop(PopRequest{Partition: "shared", Group: "g1", Batch: 2}, "s1", "s2")
+	b.mustAck(ackOf(g1, 1, mq.AckCompleted)) // g1 consumed s1 and s2
+	// Created after g1 registered, so no group has a cursor on it (concepts.md §5.3).
+	b.pushKeys("lonely", "l1", "l2")
+
+	b.clock.Advance(31 * time.Second)
+	b.pushKeys("lonely", "fresh") // not yet 30 s old when the job runs
+	b.eviction(1000)
+
+	if got := b.stored(); !slices.Equal(got, []string{"fresh", "s1"}) {
+		t.Fatalf("stored %v, want [fresh s1]: s1 is in a live leased batch, fresh is young", got)
+	}
+	var got []string
+	for _, e := range b.dlq(b.queue) {
+		if e.Error != "Max wait time exceeded" {
+			t.Errorf("DLQ entry %s: error %q", e.TransactionID, e.Error)
+		}
+		got = append(got, e.TransactionID+"/"+e.Group)
+	}
+	sort.Strings(got)
+	if want := []string{"l1/__QUEUE_MODE__", "l2/__QUEUE_MODE__", "s2/__QUEUE_MODE__", "s3/__QUEUE_MODE__", "s3/g1"}; !slices.Equal(got, want) {
+		t.Fatalf("DLQ entries %v, want %v", got, want)
+	}
+	wantHistory := []RemovalCount{
+		{Queue: b.queue, Partition: "lonely", Kind: "max_wait_time_eviction", Removed: 2, DeadLettered: 2},
+		{Queue: b.queue, Partition: "shared", Kind: "max_wait_time_eviction", Removed: 2, DeadLettered: 3},
+	}
+	if h := b.history(); !slices.Equal(h, wantHistory) {
+		t.Fatalf("retention history %+v, want %+v", h, wantHistory)
+	}
+
+	b.mustAck(ackOf(held, 0, mq.AckCompleted)) // the spared batch is still the holder's to ack
+	if r := b.pushRows(row(b.queue, "lonely", "l1"))[0]; r.Status != mq.StatusDuplicate {
+		t.Fatalf("re-push of an evicted key inside its window: %q, want duplicate", r.Status)
+	}
+	b.noPop(PopRequest{Partition: "shared", Group: "g1"})
+}
+
+// Without maxWaitTimeSeconds nothing is evicted, however old.
+func TestEvictionNeedsMaxWaitTime(t *testing.T) {
+	b := setup(t)
+	b.pushKeys("p", "a")
+	b.clock.Advance(24 * time.Hour)
+	b.eviction(1000)
+	if got := b.stored(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("stored %v, want [a]", got)
+	}
+	if got := b.dlq(b.queue); len(got) != 0 {
+		t.Fatalf("DLQ holds %+v, want none", got)
+	}
+}
