@@ -122,18 +122,10 @@ func (a *ccAPI) acks(ctx context.Context, group string, items ...obj) ([]acked, 
 	return res, nil
 }
 
-// ccPayload is what the producers of these tests write: producer id and its sequence number.
-type ccPayload struct {
-	P int `json:"p"`
-	S int `json:"s"`
-}
-
 // ccDelivery is one message as a consumer received it.
 type ccDelivery struct {
 	key       string
 	partition string
-	payload   ccPayload
-	createdAt time.Time
 }
 
 // ccAcks builds the acks of deliveries.

@@ -15,15 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// semSend is doURL for goroutines other than the test's: it reports errors instead of failing.
-func semSend(method, url string, body any) (int, []byte, error) {
-	resp, out, err := roundTrip(context.Background(), http.DefaultClient, method, url, body, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	return resp.StatusCode, out, nil
-}
-
 // semConsumer is a row of table consumers (concepts.md §5.2).
 type semConsumer struct {
 	Found          bool
@@ -52,47 +43,6 @@ func semState(t testing.TB, queue, partition, group string) semConsumer {
 	}
 	c.Found = true
 	return c
-}
-
-// semDLQRow is a row of table dlq.
-type semDLQRow struct {
-	TransactionID, Group, Error, MessageID string
-	RetryCount                             int
-}
-
-// semDLQ lists the DLQ entries of a queue in the order they were written.
-func semDLQ(t testing.TB, queue string) []semDLQRow {
-	t.Helper()
-	rows, err := stateDB(t).Query(context.Background(), `
-		SELECT transaction_id, consumer_group, error_message, message_id::text, retry_count
-		FROM dlq WHERE queue_name = $1 ORDER BY failed_at, transaction_id`, queue)
-	if err != nil {
-		t.Fatalf("dlq: %v", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (semDLQRow, error) {
-		var d semDLQRow
-		err := r.Scan(&d.TransactionID, &d.Group, &d.Error, &d.MessageID, &d.RetryCount)
-		return d, err
-	})
-	if err != nil {
-		t.Fatalf("dlq: %v", err)
-	}
-	return out
-}
-
-// semPartitions lists the partition names of a queue.
-func semPartitions(t testing.TB, queue string) []string {
-	t.Helper()
-	rows, err := stateDB(t).Query(context.Background(), `
-		SELECT p.name FROM partitions p JOIN queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY p.name`, queue)
-	if err != nil {
-		t.Fatalf("partitions: %v", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatalf("partitions: %v", err)
-	}
-	return out
 }
 
 // semConfigure configures queue name with options, requiring 200.
@@ -196,21 +146,4 @@ func semStr(s *string) string {
 		return "<nil>"
 	}
 	return *s
-}
-
-// semDrain pops path with the given query until 204, completing each batch, and returns
-// every delivered key in delivery order.
-func (b *bundle) semDrain(path string) []string {
-	b.t.Helper()
-	var got []string
-	for range 100 {
-		p, ok := b.pop(path)
-		if !ok {
-			return got
-		}
-		got = append(got, semKeys(p)...)
-		b.semMustAck(semAckOf(p, len(p.Messages)-1, "completed"))
-	}
-	b.t.Fatal("drain did not end")
-	return nil
 }
