@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -63,4 +64,24 @@ type ReadSide interface {
 	DepthSeries(ctx context.Context, w mq.Window, queue string) ([]mq.DepthPoint, error)
 	RetentionHistory(ctx context.Context, from, to time.Time, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, error)
 	PostgresStats(ctx context.Context) (mq.PostgresStats, error)
+}
+
+// Metrics is this instance's collector (*metrics.Collector).
+type Metrics interface {
+	// Request counts one routed request.
+	Request()
+	// Snapshot reads this instance's figures without the database (GET /metrics).
+	Snapshot() mq.InstanceMetrics
+	// Handler serves the Prometheus exposition (GET /metrics/prometheus).
+	Handler() http.Handler
+	// Flush writes the current minute's figures to the database.
+	Flush(ctx context.Context) error
+}
+
+// Jobs is the background jobs' runner (*maintenance.Runner).
+type Jobs interface {
+	// RefreshStats recomputes the counters now; ran is false when another run held the lock.
+	RefreshStats(ctx context.Context) (res mq.StatsRefresh, ran bool, err error)
+	// States reports what this instance knows of each job, for /health.
+	States() map[string]mq.JobState
 }

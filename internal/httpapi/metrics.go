@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-
-	"github.com/queen-go/queen/internal/maintenance"
 )
 
 // Metrics routes (admin-api.md §11). GET /metrics/prometheus is the collector's own handler.
@@ -68,8 +66,11 @@ type jobStateJSON struct {
 }
 
 // jobStates renders the runner's job states; without a runner there are none.
-func jobStates(r *maintenance.Runner) map[string]jobStateJSON {
+func jobStates(r Jobs) map[string]jobStateJSON {
 	out := map[string]jobStateJSON{}
+	if r == nil {
+		return out
+	}
 	for name, st := range r.States() {
 		j := jobStateJSON{State: st.State, Leader: st.Leader, LastRunAt: msOpt(st.LastRunAt),
 			LastDurationMs: st.LastDuration.Milliseconds(), Runs: st.Runs}

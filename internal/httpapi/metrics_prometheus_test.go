@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -112,7 +112,7 @@ func TestPrometheusScrape(t *testing.T) {
 	if err := b.srv.Metrics.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	b.stRun(maintenance.Stats)
+	b.stRun(mq.JobStats)
 	b.srv.Clock.Advance(time.Minute) // the flushed minute becomes the last full minute
 
 	mfs := scrape(t, b.srv.URL)

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/auth"
-	"github.com/queen-go/queen/internal/maintenance"
-	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -21,10 +19,10 @@ type Config struct {
 	Version        string
 	// Auth turns authentication on (JWT_ENABLED); nil leaves every route open.
 	Auth *auth.Verifier
-	// Metrics counts requests and serves /metrics; nil counts into a collector of its own.
-	Metrics *metrics.Collector
+	// Metrics counts requests and serves /metrics and /metrics/prometheus (required).
+	Metrics Metrics
 	// Jobs runs stats refreshes and reports the background jobs in /health; nil: no jobs.
-	Jobs *maintenance.Runner
+	Jobs Jobs
 }
 
 // maxPopTimeout caps a long poll (data-api.md §3.1).

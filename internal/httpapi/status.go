@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -15,9 +14,6 @@ import (
 // registerStatus adds the status, analytics, stats-refresh and metrics routes and counts
 // every routed request for the metrics.
 func (s *Server) registerStatus(r *Router) {
-	if s.cfg.Metrics == nil {
-		s.cfg.Metrics = metrics.New(metrics.Options{WorkerID: s.cfg.WorkerID, Log: s.log})
-	}
 	r.Use(s.countRequests)
 	r.Handle(http.MethodGet, "/api/v1/status", LevelReadOnly, s.status)
 	r.Handle(http.MethodGet, "/api/v1/status/queues", LevelReadOnly, s.statusQueues)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -19,9 +19,9 @@ func TestAnalyticsRoutes(t *testing.T) {
 	if err := b.srv.Metrics.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	b.stRun(maintenance.Stats)
+	b.stRun(mq.JobStats)
 	b.srv.Clock.Advance(61 * time.Second)
-	b.stRun(maintenance.Retention)
+	b.stRun(mq.JobRetention)
 
 	series := func(route, key string) []obj {
 		t.Helper()

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -17,7 +17,7 @@ func TestEvictionRunShowsInDLQAndAnalytics(t *testing.T) {
 	b.configure(obj{"maxWaitTimeSeconds": 30})
 	b.admPushKeys("p", "a")
 	b.srv.Clock.Advance(31 * time.Second)
-	b.stRun(maintenance.Eviction)
+	b.stRun(mq.JobEviction)
 	entries, total, _ := b.admDLQ("?queue=" + b.queue)
 	if total != 1 || len(entries) != 1 || entries[0]["transactionId"] != "a" ||
 		entries[0]["consumerGroup"] != "__QUEUE_MODE__" || entries[0]["errorMessage"] != "Max wait time exceeded" {

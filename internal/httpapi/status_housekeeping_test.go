@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -16,7 +16,7 @@ func TestLeaseHousekeepingWakesParkedPop(t *testing.T) {
 	b.configure(obj{"leaseTime": 10})
 	b.admPushKeys("p", "a")
 	b.admPop("p", "", 1) // a is leased until now + 10 s and never acked
-	b.stRun(maintenance.LeaseHousekeeping)
+	b.stRun(mq.JobLeaseHousekeeping)
 
 	api := newCCAPI(t, b.srv.URL)
 	lpWaitListening(t, b.srv, api)
@@ -26,7 +26,7 @@ func TestLeaseHousekeepingWakesParkedPop(t *testing.T) {
 	if _, ok := b.pop("/api/v1/pop/queue/" + b.queue + "/partition/none"); ok {
 		t.Fatal("unexpected message") // a request in between must not wake the parked pop
 	}
-	b.stRun(maintenance.LeaseHousekeeping)
+	b.stRun(mq.JobLeaseHousekeeping)
 	p := lpRequireWoken(t, ch, time.Now(), "a")
 	if p.Messages[0].RetryCount != 0 {
 		t.Errorf("redelivery after expiry: retryCount %d, want 0", p.Messages[0].RetryCount)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -17,7 +17,7 @@ func TestRetentionRunShowsInAnalytics(t *testing.T) {
 	b.configure(obj{"retentionEnabled": true, "retentionSeconds": 60})
 	b.admPushKeys("p", "a", "b")
 	b.srv.Clock.Advance(61 * time.Second)
-	b.stRun(maintenance.Retention)
+	b.stRun(mq.JobRetention)
 	if got := b.stStored(); len(got) != 0 {
 		t.Fatalf("stored %v, want none", got)
 	}

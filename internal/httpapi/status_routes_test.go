@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/testserver"
 )
@@ -61,7 +61,7 @@ func TestStatsRefreshCounts(t *testing.T) {
 // skipped, and /health shows this instance standing by.
 func TestStatsRefreshSkippedWhileAnotherRuns(t *testing.T) {
 	b := stIsolated(t, testserver.Options{})
-	led, err := b.srv.Store.TryLead(context.Background(), maintenance.Stats, func(*store.Leader) error {
+	led, err := b.srv.Store.TryLead(context.Background(), mq.JobStats, func(*store.Leader) error {
 		code, body := b.do("POST", "/api/v1/stats/refresh", nil)
 		if code != http.StatusOK || string(body) != `{"reason":"another_instance_running","skipped":true}` {
 			t.Errorf("refresh while locked: %d %s", code, body)
@@ -78,13 +78,13 @@ func TestStatsRefreshSkippedWhileAnotherRuns(t *testing.T) {
 			Runs   int64  `json:"runs"`
 		} `json:"jobs"`
 	}](b, "/health", http.StatusOK)
-	if j := health.Jobs[maintenance.Stats]; j.State != maintenance.StateStandby || j.Leader || j.Runs != 0 {
+	if j := health.Jobs[mq.JobStats]; j.State != mq.JobStandby || j.Leader || j.Runs != 0 {
 		t.Fatalf("health jobs.stats %+v, want standby", j)
 	}
 	if got := b.stRefresh(); got["system"] != 1 {
 		t.Fatalf("refresh after the lock was released: %v", got)
 	}
-	if j := stGet[obj](b, "/health", http.StatusOK)["jobs"].(obj)[maintenance.Stats].(obj); j["state"] != "idle" ||
+	if j := stGet[obj](b, "/health", http.StatusOK)["jobs"].(obj)[mq.JobStats].(obj); j["state"] != "idle" ||
 		j["leader"] != true || j["runs"] != 1.0 || j["lastRunAt"] == nil {
 		t.Fatalf("health jobs.stats after a run: %v", j)
 	}

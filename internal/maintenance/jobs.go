@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -87,13 +88,13 @@ func (r *Runner) leaseHousekeeping(ctx context.Context, l *store.Leader) error {
 const defaultHousekeepingWindow = time.Second // as LEASE_HOUSEKEEPING_INTERVAL_MS defaults
 
 // stats recomputes every partition's counters in batches, then the wider levels.
-func (r *Runner) stats(ctx context.Context, l *store.Leader) (store.StatsRefresh, error) {
+func (r *Runner) stats(ctx context.Context, l *store.Leader) (mq.StatsRefresh, error) {
 	run := uuid.NewString()
 	after := ""
 	for {
 		last, err := l.StatsPartitions(ctx, run, after, statsBatch)
 		if err != nil {
-			return store.StatsRefresh{}, err
+			return mq.StatsRefresh{}, err
 		}
 		if last == "" {
 			break

@@ -16,19 +16,9 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/lifecycle"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
-
-// Job names: the keys of the jobs' advisory locks and of their states.
-const (
-	Retention         = "retention"
-	Eviction          = "eviction"
-	LeaseHousekeeping = "lease_housekeeping"
-	Stats             = "stats"
-)
-
-// Jobs lists every job in the order /health reports them.
-var Jobs = []string{Retention, Eviction, LeaseHousekeeping, Stats}
 
 // Config holds the jobs' intervals and limits (operations.md §1.3). A zero interval keeps that
 // job from running on its own; RunOnce still runs it.
@@ -54,27 +44,6 @@ type Recorder interface {
 	LeasesExpired(n int64)
 }
 
-// JobState is what this instance knows of one job, for /health.
-type JobState struct {
-	// State is idle (this instance ran it last time), running, standby (another instance held
-	// the lock on the last attempt), failed (the last run failed) or stopped (not started).
-	State        string
-	Leader       bool // this instance held the lock on the last attempt
-	LastRunAt    *time.Time
-	LastDuration time.Duration
-	LastError    string
-	Runs         int64 // runs completed on this instance
-}
-
-// Job states.
-const (
-	StateIdle    = "idle"
-	StateRunning = "running"
-	StateStandby = "standby"
-	StateFailed  = "failed"
-	StateStopped = "stopped"
-)
-
 // Runner schedules the jobs on one instance, one goroutine per scheduled job, owned by its
 // lifecycle. It is safe for concurrent use; a nil *Runner reports no states and runs nothing.
 // RunOnce and RefreshStats work whether or not the schedule runs.
@@ -88,7 +57,7 @@ type Runner struct {
 	jobs map[string]jobSpec
 
 	mu     sync.Mutex
-	states map[string]*JobState
+	states map[string]*mq.JobState
 }
 
 type jobSpec struct {
@@ -100,16 +69,16 @@ type jobSpec struct {
 func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
 	cfg.RetentionBatchSize = max(cfg.RetentionBatchSize, 1)
 	cfg.EvictionBatchSize = max(cfg.EvictionBatchSize, 1)
-	r := &Runner{Base: lifecycle.NewBase("maintenance", log, nil), st: st, cfg: cfg, states: map[string]*JobState{}}
+	r := &Runner{Base: lifecycle.NewBase("maintenance", log, nil), st: st, cfg: cfg, states: map[string]*mq.JobState{}}
 	r.log = r.Logger()
 	r.jobs = map[string]jobSpec{
-		Retention:         {cfg.RetentionInterval, r.retention},
-		Eviction:          {cfg.EvictionInterval, r.eviction},
-		LeaseHousekeeping: {cfg.LeaseHousekeepingInterval, r.leaseHousekeeping},
-		Stats:             {cfg.StatsInterval, func(ctx context.Context, l *store.Leader) error { _, err := r.stats(ctx, l); return err }},
+		mq.JobRetention:         {cfg.RetentionInterval, r.retention},
+		mq.JobEviction:          {cfg.EvictionInterval, r.eviction},
+		mq.JobLeaseHousekeeping: {cfg.LeaseHousekeepingInterval, r.leaseHousekeeping},
+		mq.JobStats:             {cfg.StatsInterval, func(ctx context.Context, l *store.Leader) error { _, err := r.stats(ctx, l); return err }},
 	}
-	for _, j := range Jobs {
-		r.states[j] = &JobState{State: StateStopped}
+	for _, j := range mq.JobNames {
+		r.states[j] = &mq.JobState{State: mq.JobStopped}
 	}
 	return r
 }
@@ -117,7 +86,7 @@ func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
 // Start runs each job with a non-zero interval now and then every interval until Stop.
 func (r *Runner) Start(ctx context.Context) error {
 	return r.StartWith(ctx, func(context.Context) error {
-		for _, name := range Jobs {
+		for _, name := range mq.JobNames {
 			if spec := r.jobs[name]; spec.interval > 0 {
 				r.Go(func(ctx context.Context) { r.loop(ctx, name, spec.interval) })
 			}
@@ -132,7 +101,7 @@ func (r *Runner) Stop() {
 	r.StartStop.Stop()
 	r.mu.Lock()
 	for _, s := range r.states {
-		s.State, s.Leader = StateStopped, false
+		s.State, s.Leader = mq.JobStopped, false
 	}
 	r.mu.Unlock()
 }
@@ -167,8 +136,8 @@ func (r *Runner) RunOnce(ctx context.Context, name string) (ran bool, err error)
 
 // RefreshStats recomputes the stats now (admin-api.md §8). ran is false, with nothing done,
 // when another run holds the stats lock.
-func (r *Runner) RefreshStats(ctx context.Context) (res store.StatsRefresh, ran bool, err error) {
-	ran, err = r.lead(ctx, Stats, func(ctx context.Context, l *store.Leader) error {
+func (r *Runner) RefreshStats(ctx context.Context) (res mq.StatsRefresh, ran bool, err error) {
+	ran, err = r.lead(ctx, mq.JobStats, func(ctx context.Context, l *store.Leader) error {
 		var err error
 		res, err = r.stats(ctx, l)
 		return err
@@ -180,41 +149,41 @@ func (r *Runner) RefreshStats(ctx context.Context) (res store.StatsRefresh, ran 
 func (r *Runner) lead(ctx context.Context, name string, work func(context.Context, *store.Leader) error) (bool, error) {
 	start := time.Now()
 	ran, err := r.st.TryLead(ctx, name, func(l *store.Leader) error {
-		r.update(name, func(s *JobState) { s.State, s.Leader = StateRunning, true })
+		r.update(name, func(s *mq.JobState) { s.State, s.Leader = mq.JobRunning, true })
 		return work(ctx, l)
 	})
-	r.update(name, func(s *JobState) {
+	r.update(name, func(s *mq.JobState) {
 		switch {
 		case ran:
 			at := start
 			s.LastRunAt, s.LastDuration, s.Runs = &at, time.Since(start), s.Runs+1
-			s.State, s.LastError = StateIdle, ""
+			s.State, s.LastError = mq.JobIdle, ""
 			if err != nil {
-				s.State, s.LastError = StateFailed, err.Error()
+				s.State, s.LastError = mq.JobFailed, err.Error()
 			}
 		case err != nil:
-			s.State, s.Leader, s.LastError = StateFailed, false, err.Error()
+			s.State, s.Leader, s.LastError = mq.JobFailed, false, err.Error()
 		default:
-			s.State, s.Leader = StateStandby, false
+			s.State, s.Leader = mq.JobStandby, false
 		}
 	})
 	return ran, err
 }
 
-func (r *Runner) update(name string, fn func(*JobState)) {
+func (r *Runner) update(name string, fn func(*mq.JobState)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fn(r.states[name])
 }
 
 // States returns a copy of every job's state; nil for a nil runner.
-func (r *Runner) States() map[string]JobState {
+func (r *Runner) States() map[string]mq.JobState {
 	if r == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]JobState, len(r.states))
+	out := make(map[string]mq.JobState, len(r.states))
 	for k, v := range r.states {
 		out[k] = *v
 	}

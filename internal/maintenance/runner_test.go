@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/maintenance"
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/pgtest"
 	"github.com/queen-go/queen/internal/store"
 )
@@ -56,9 +57,9 @@ func setup(t *testing.T, cfg maintenance.Config) *testBundle {
 func TestOneLeaderPerJob(t *testing.T) {
 	b := setup(t, maintenance.Config{})
 	ctx := context.Background()
-	for _, job := range maintenance.Jobs {
+	for _, job := range mq.JobNames {
 		led, err := b.stores[0].TryLead(ctx, job, func(*store.Leader) error {
-			for _, other := range maintenance.Jobs {
+			for _, other := range mq.JobNames {
 				ran, err := b.runners[1].RunOnce(ctx, other)
 				if err != nil {
 					t.Errorf("%s while %s is held: %v", other, job, err)
@@ -67,7 +68,7 @@ func TestOneLeaderPerJob(t *testing.T) {
 					t.Errorf("%s ran=%v while instance 0 holds %s", other, ran, job)
 				}
 			}
-			if _, ran, _ := b.runners[1].RefreshStats(ctx); ran != (job != maintenance.Stats) {
+			if _, ran, _ := b.runners[1].RefreshStats(ctx); ran != (job != mq.JobStats) {
 				t.Errorf("stats refresh ran=%v while instance 0 holds %s", ran, job)
 			}
 			return nil
@@ -75,13 +76,13 @@ func TestOneLeaderPerJob(t *testing.T) {
 		if err != nil || !led {
 			t.Fatalf("hold %s: led=%v err=%v", job, led, err)
 		}
-		if st := b.runners[1].States()[job]; st.State != maintenance.StateStandby || st.Leader {
+		if st := b.runners[1].States()[job]; st.State != mq.JobStandby || st.Leader {
 			t.Errorf("%s state of the instance that stood by: %+v", job, st)
 		}
 		if ran, err := b.runners[1].RunOnce(ctx, job); err != nil || !ran {
 			t.Fatalf("%s after release: ran=%v err=%v", job, ran, err)
 		}
-		if st := b.runners[1].States()[job]; st.State != maintenance.StateIdle || !st.Leader || st.LastRunAt == nil {
+		if st := b.runners[1].States()[job]; st.State != mq.JobIdle || !st.Leader || st.LastRunAt == nil {
 			t.Errorf("%s state after leading: %+v", job, st)
 		}
 	}
@@ -100,7 +101,7 @@ func TestConcurrentRunnersNeverOverlap(t *testing.T) {
 			defer wg.Done()
 			for range 30 {
 				// The lock is observed from inside: TryLead holds it exactly while fn runs.
-				led, err := b.stores[i].TryLead(ctx, maintenance.Stats, func(*store.Leader) error {
+				led, err := b.stores[i].TryLead(ctx, mq.JobStats, func(*store.Leader) error {
 					if running.Add(1) > 1 {
 						overlaps.Add(1)
 					}
@@ -117,7 +118,7 @@ func TestConcurrentRunnersNeverOverlap(t *testing.T) {
 				} else {
 					skipped.Add(1)
 				}
-				if _, err := b.runners[i].RunOnce(ctx, maintenance.Stats); err != nil {
+				if _, err := b.runners[i].RunOnce(ctx, mq.JobStats); err != nil {
 					t.Error(err)
 					return
 				}
@@ -145,7 +146,7 @@ func TestStartStopReleasesLocks(t *testing.T) {
 	for {
 		states := b.runners[0].States()
 		done := true
-		for _, j := range maintenance.Jobs {
+		for _, j := range mq.JobNames {
 			if states[j].Runs == 0 {
 				done = false
 			}
@@ -153,7 +154,7 @@ func TestStartStopReleasesLocks(t *testing.T) {
 				t.Fatalf("%s failed: %s", j, states[j].LastError)
 			}
 		}
-		if done && states[maintenance.LeaseHousekeeping].Runs >= 3 {
+		if done && states[mq.JobLeaseHousekeeping].Runs >= 3 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -163,11 +164,11 @@ func TestStartStopReleasesLocks(t *testing.T) {
 	}
 	b.runners[0].Stop()
 	for j, st := range b.runners[0].States() {
-		if st.State != maintenance.StateStopped || st.Leader {
+		if st.State != mq.JobStopped || st.Leader {
 			t.Errorf("%s after Stop: %+v", j, st)
 		}
 	}
-	for _, j := range maintenance.Jobs {
+	for _, j := range mq.JobNames {
 		if ran, err := b.runners[1].RunOnce(context.Background(), j); err != nil || !ran {
 			t.Errorf("%s on the other instance after Stop: ran=%v err=%v", j, ran, err)
 		}

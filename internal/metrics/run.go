@@ -135,24 +135,13 @@ func (c *Collector) Flush(ctx context.Context) error {
 // maxUnflushed bounds the batches kept while flushes fail (an hour at the default interval).
 const maxUnflushed = 60
 
-// Snapshot is this instance's figures for GET /metrics (admin-api.md §11.1).
-type Snapshot struct {
-	Uptime                      time.Duration
-	Requests, Messages          int64   // HTTP requests served, messages written
-	RequestRate, MessageRate    float64 // per second over the last minute
-	Pool                        mq.PoolStats
-	RSS, HeapTotal, HeapUsed    int64
-	CPUUserMicros, CPUSysMicros int64
-	Parked                      int
-}
-
 // Snapshot reads this instance's figures without touching the database.
-func (c *Collector) Snapshot() Snapshot {
+func (c *Collector) Snapshot() mq.InstanceMetrics {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	rss, _ := processMemory()
 	cpu := processCPU()
-	s := Snapshot{Uptime: time.Since(c.started), RSS: rss, HeapTotal: int64(ms.HeapSys),
+	s := mq.InstanceMetrics{Uptime: time.Since(c.started), RSS: rss, HeapTotal: int64(ms.HeapSys),
 		HeapUsed: int64(ms.HeapAlloc), CPUUserMicros: cpu.user, CPUSysMicros: cpu.sys}
 	if c.opts.Store != nil {
 		s.Pool = c.opts.Store.Pool()

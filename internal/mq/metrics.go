@@ -1,5 +1,7 @@
 package mq
 
+import "time"
+
 // Sample is one value of a cluster-wide Prometheus family; Labels alternate names and values.
 type Sample struct {
 	Family string
@@ -14,4 +16,16 @@ type PoolStats struct {
 	Idle     int32
 	Acquired int32 // in use
 	Waiting  int32 // being established; requests wait on these
+}
+
+
+// InstanceMetrics is this instance's figures for GET /metrics (admin-api.md §11.1).
+type InstanceMetrics struct {
+	Uptime                      time.Duration
+	Requests, Messages          int64   // HTTP requests served, messages written
+	RequestRate, MessageRate    float64 // per second over the last minute
+	Pool                        PoolStats
+	RSS, HeapTotal, HeapUsed    int64
+	CPUUserMicros, CPUSysMicros int64
+	Parked                      int
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // Leader is a pooled connection that holds one background job's advisory lock
@@ -172,12 +173,6 @@ type cleanupHistoryArgs struct {
 
 func (a cleanupHistoryArgs) args() []any { return []any{a.StatsDays, a.MetricsDays, a.Limit, a.Now} }
 
-// StatsRefresh counts the stats rows a run refreshed per level and the stale ones it removed
-// (admin-api.md §8).
-type StatsRefresh struct {
-	Partition, Queue, Namespace, Task, System, Cleanup int64
-}
-
 // StatsPartitions recomputes the counters of at most limit partitions after after ("" = from
 // the first, in id order) under run. It returns the last partition done, "" when none was left.
 func (l *Leader) StatsPartitions(ctx context.Context, run, after string, limit int) (string, error) {
@@ -202,8 +197,8 @@ func (a statsPartitionsArgs) args() []any { return []any{a.Run, a.After, a.Limit
 
 // StatsRollup finishes run: removes what it did not see, recomputes the queue, namespace,
 // task and system rows and writes the history.
-func (l *Leader) StatsRollup(ctx context.Context, run string) (StatsRefresh, error) {
-	var r StatsRefresh
+func (l *Leader) StatsRollup(ctx context.Context, run string) (mq.StatsRefresh, error) {
+	var r mq.StatsRefresh
 	err := l.queryRow(ctx, sqlStatsRollup, run, l.s.nowArg()).
 		Scan(&r.Partition, &r.Queue, &r.Namespace, &r.Task, &r.System, &r.Cleanup)
 	return r, classify(err)
