@@ -50,7 +50,7 @@ func (e *HTTPError) Is(target error) bool {
 	case ErrNotFound:
 		return e.StatusCode == http.StatusNotFound
 	case ErrUnsupported:
-		// "Not found" is the exact body of an unknown route (spec README §2.1); a missing
+		// "Not found" is the exact body of an unknown route (docs/api/README.md §2.1); a missing
 		// resource says what is missing ("Queue not found").
 		return e.StatusCode == http.StatusNotFound && e.Message == "Not found"
 	case ErrUnauthorized:

@@ -92,7 +92,7 @@ type PushResult struct {
 }
 
 // pushAnswer is one element of the push answer, whose casing is mixed on purpose (spec
-// README §2.2): snake_case for stored items, camelCase for spooled ones.
+// docs/api/README.md §2.2): snake_case for stored items, camelCase for spooled ones.
 type pushAnswer struct {
 	Index         int    `json:"index"`
 	Status        string `json:"status"`

@@ -112,7 +112,7 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, cl call, body []byt
 	return resp.StatusCode, data, nil
 }
 
-// newHTTPError reads the spec's {"error": "..."} body, falling back to the raw text.
+// newHTTPError reads the API reference's {"error": "..."} body, falling back to the raw text.
 func newHTTPError(method, u string, status int, data []byte) *HTTPError {
 	e := &HTTPError{StatusCode: status, Method: method, URL: u, Body: data}
 	var b struct {
@@ -161,5 +161,5 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// pathEscape escapes one path segment; %2F keeps a "/" inside a queue name (spec README §2.1).
+// pathEscape escapes one path segment; %2F keeps a "/" inside a queue name (docs/api/README.md §2.1).
 func pathEscape(s string) string { return url.PathEscape(s) }

@@ -7,7 +7,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Consumer-group administration (admin-api.md §7). Every write wakes the parked pops of the
+// Consumer-group administration (docs/api/admin-api.md §7). Every write wakes the parked pops of the
 // queues it touched: at once on this instance, and through the NOTIFY its SQL function sends
 // on every other one, since a seek back or a cleared lease makes messages deliverable again.
 

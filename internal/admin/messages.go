@@ -6,7 +6,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Admin access to stored messages, DLQ entries and trace records (admin-api.md §2-§4).
+// Admin access to stored messages, DLQ entries and trace records (docs/api/admin-api.md §2-§4).
 // Payloads come back decrypted. A partition id that is not a UUID names no partition, so
 // lookups by it find nothing without asking the database.
 

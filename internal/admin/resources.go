@@ -6,7 +6,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Admin reads and writes of queues (admin-api.md §1). Counters are computed live by the store.
+// Admin reads and writes of queues (docs/api/admin-api.md §1). Counters are computed live by the store.
 
 // ListQueues lists every queue with its counters, newest first.
 func (a *Admin) ListQueues(ctx context.Context) ([]mq.QueueSummary, error) {

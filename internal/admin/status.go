@@ -7,7 +7,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Status and analytics reads (admin-api.md §5, §6). Counters come from the stats job's tables
+// Status and analytics reads (docs/api/admin-api.md §5, §6). Counters come from the stats job's tables
 // and rates from the per-minute metrics, so none of these scans messages.
 
 // Now is the time the broker works with: the store's clock when tests set one.

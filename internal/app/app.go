@@ -147,7 +147,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 }
 
 // verifier is the authentication the options or the configuration ask for; nil for none. A key
-// source that cannot be used stops the broker here (operations.md §6.1).
+// source that cannot be used stops the broker here (docs/api/operations.md §6.1).
 func (a *App) verifier() (*auth.Verifier, error) {
 	switch {
 	case a.opts.auth != nil:

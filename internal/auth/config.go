@@ -10,7 +10,7 @@ import (
 
 // Config is everything the verifier needs; FromConfig fills it from the
 // broker configuration. Empty names and zero intervals take the defaults of
-// operations.md §1.3, as an unset variable would. ClockSkew and SkipPaths are
+// docs/api/operations.md §1.3, as an unset variable would. ClockSkew and SkipPaths are
 // used as given, because zero skew and no skip paths are meaningful choices.
 type Config struct {
 	Algorithm string // HS256, RS256, RS384, RS512, EdDSA or auto

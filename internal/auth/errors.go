@@ -6,7 +6,7 @@ import (
 )
 
 // Error is a rejected request: the HTTP status and the exact message of
-// operations.md §6.3, which the middleware sends as {"error":Message}. Cause,
+// docs/api/operations.md §6.3, which the middleware sends as {"error":Message}. Cause,
 // when set, is the underlying failure (a JWKS fetch error, say); it is for the
 // log only and never reaches the client.
 type Error struct {
@@ -41,7 +41,7 @@ func (e *Error) withCause(cause error) *Error {
 	return &c
 }
 
-// The fixed answers of operations.md §6.3. Compare with errors.Is.
+// The fixed answers of docs/api/operations.md §6.3. Compare with errors.Is.
 var (
 	// ErrAuthRequired: the request has no Authorization header at all.
 	ErrAuthRequired = &Error{Status: http.StatusUnauthorized, Message: "Authentication required"}

@@ -2,7 +2,7 @@ package auth
 
 import "context"
 
-// Access is how far a token's roles reach (operations.md §6.2). The values are
+// Access is how far a token's roles reach (docs/api/operations.md §6.2). The values are
 // ordered, so a token reaches a level when its Access is at least that level.
 type Access int
 
@@ -18,7 +18,7 @@ const (
 	AccessAdmin
 )
 
-// String names the access as the spec names the levels, for logs.
+// String names the access as the API reference names the levels, for logs.
 func (a Access) String() string {
 	switch a {
 	case AccessReadOnly:

@@ -12,7 +12,7 @@ import (
 
 const (
 	// kidRefetchInterval limits refetches caused by one unknown kid
-	// (operations.md §6.1), so a client repeating a bogus kid cannot turn every
+	// (docs/api/operations.md §6.1), so a client repeating a bogus kid cannot turn every
 	// request into a JWKS download.
 	kidRefetchInterval = 30 * time.Second
 	// failureBackoff is how long a failed fetch is trusted before the next

@@ -1,4 +1,4 @@
-// Package auth verifies the JWT bearer tokens of operations.md §6: the key
+// Package auth verifies the JWT bearer tokens of docs/api/operations.md §6: the key
 // sources and algorithms, the claim checks, the roles, and the exact answers
 // a rejected request receives. It knows nothing about routes; the HTTP layer
 // asks it for an Identity and compares the Access with the route's level.
@@ -32,7 +32,7 @@ type Verifier struct {
 
 // New checks the configuration and returns a verifier. It fails when the
 // chosen algorithm has no usable key source, so the broker refuses to start
-// rather than rejecting every request later (operations.md §6.1).
+// rather than rejecting every request later (docs/api/operations.md §6.1).
 func New(c Config) (*Verifier, error) {
 	c = c.withDefaults()
 	v := &Verifier{cfg: c, now: time.Now,
@@ -96,7 +96,7 @@ func (v *Verifier) Skipped(path string) bool {
 
 // BearerToken extracts the token from an Authorization header value. The
 // "Bearer" scheme is matched case-insensitively; a value without it is taken
-// as the bare token (README §2.8).
+// as the bare token (docs/api/README.md §2.8).
 func BearerToken(header string) string {
 	h := strings.TrimSpace(header)
 	if len(h) >= 6 && strings.EqualFold(h[:6], "bearer") && (len(h) == 6 || h[6] == ' ' || h[6] == '\t') {
@@ -117,7 +117,7 @@ func (v *Verifier) VerifyRequest(r *http.Request) (Identity, error) {
 }
 
 // Verify checks a bare token and returns its identity. Every failure is an
-// *Error carrying the status and message of operations.md §6.3. The order is
+// *Error carrying the status and message of docs/api/operations.md §6.3. The order is
 // well-formedness, algorithm, key, signature, then exp, nbf, iss and aud, so
 // nothing about the claims is revealed for a token that is not genuine.
 func (v *Verifier) Verify(ctx context.Context, token string) (Identity, error) {

@@ -22,8 +22,8 @@ import (
 type Config struct {
 	DefaultSubscriptionMode string        // "", all, new or new-only
 	PollInitial             time.Duration // first fallback re-check of a parked pop (at most PollMax)
-	// PollMax is the longest fallback interval; zero means 1 s. The spec's 1 s ceiling
-	// (POP_WAIT_MAX_INTERVAL_MS, operations.md §3) is applied by the config layer, so a larger
+	// PollMax is the longest fallback interval; zero means 1 s. The API reference's 1 s ceiling
+	// (POP_WAIT_MAX_INTERVAL_MS, docs/api/operations.md §3) is applied by the config layer, so a larger
 	// value reaches the broker only when set explicitly: tests only, to slow the fallback
 	// down far enough to prove that a wake-up came from a signal and not from polling.
 	PollMax time.Duration

@@ -11,11 +11,11 @@ import (
 )
 
 // encryptionTTL bounds how long another instance's configure takes to reach this one's
-// encryption decisions (the spec allows 1 s).
+// encryption decisions (the API reference allows 1 s).
 const encryptionTTL = time.Second
 
 // sealer encrypts payloads of queues with encryptionEnabled when a key is loaded
-// (concepts.md §12), remembering each queue's flag briefly to spare a lookup per push.
+// (docs/api/concepts.md §12), remembering each queue's flag briefly to spare a lookup per push.
 type sealer struct {
 	key   *encryption.Key
 	mu    sync.Mutex

@@ -10,7 +10,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Encryption at rest (concepts.md §12): the broker seals payloads of queues with
+// Encryption at rest (docs/api/concepts.md §12): the broker seals payloads of queues with
 // encryptionEnabled on push, when a key is loaded, and opens them on pop.
 
 const encKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"

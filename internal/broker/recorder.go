@@ -7,7 +7,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Recorder counts what the broker does, for the metrics (admin-api.md §6, §11). The broker
+// Recorder counts what the broker does, for the metrics (docs/api/admin-api.md §6, §11). The broker
 // calls it once per operation, after the operation, on the caller's goroutine, so an
 // implementation must be cheap and safe for concurrent use. Config.Recorder nil records
 // nothing. took is the operation's wall time; for a long-polling pop it includes the wait.
@@ -52,7 +52,7 @@ func (b *Broker) Ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, e
 	return res, err
 }
 
-// Transaction applies the entries in one database transaction (transaction.md §3).
+// Transaction applies the entries in one database transaction (docs/api/transaction.md §3).
 func (b *Broker) Transaction(ctx context.Context, entries []mq.TxnEntry, requiredLeases []string, producerSub *string) (mq.TxnOutcome, error) {
 	start := time.Now()
 	out, err := b.transaction(ctx, entries, requiredLeases, producerSub)

@@ -18,7 +18,7 @@ import (
 // paths only add a queue name to a set; one flush at a time sends every pending name in one
 // statement, so a burst of commits costs one notifying transaction, and an idle signal goes
 // out at once. A write committed but not yet signalled when the process dies is found by the
-// other instances' fallback polls (at most 1 s), as any lost signal is (operations.md §3).
+// other instances' fallback polls (at most 1 s), as any lost signal is (docs/api/operations.md §3).
 //
 // One sender goroutine runs from Start to Stop, woken by a kick; at Stop it sends what is
 // pending once more, so the signals of the last writes still go out. Queues added while the

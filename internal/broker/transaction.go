@@ -8,7 +8,7 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// transaction applies the entries in one database transaction (transaction.md §3). A
+// transaction applies the entries in one database transaction (docs/api/transaction.md §3). A
 // rollback is a normal outcome; the error is for an unusable database.
 func (b *Broker) transaction(ctx context.Context, entries []mq.TxnEntry, requiredLeases []string, producerSub *string) (mq.TxnOutcome, error) {
 	out := mq.TxnOutcome{ID: newID()}
@@ -40,7 +40,7 @@ func (b *Broker) transaction(ctx context.Context, entries []mq.TxnEntry, require
 	for _, l := range requiredLeases {
 		required = append(required, requiredLeaseRef(l))
 	}
-	// Every caller is in the default tenant until tenancy (concepts.md §14) lands; the store
+	// Every caller is in the default tenant until tenancy (docs/api/concepts.md §14) lands; the store
 	// already enforces the boundary for the tenant it is given.
 	res, err := b.store.Transaction(ctx, pushes, acks, required, producerSub, defaultTenant)
 	var rb *mq.RollbackError

@@ -1,5 +1,5 @@
 // Package config reads the broker's configuration from command-line flags and
-// environment variables (operations.md §1).
+// environment variables (docs/api/operations.md §1).
 package config
 
 import (
@@ -54,7 +54,7 @@ type Config struct {
 	PGSSLRejectUnauthorized bool
 	// PGConfigured records that at least one of PG_HOST, PG_PORT, PG_DB,
 	// PG_USER, PG_PASSWORD was set, which selects an external database over
-	// the embedded one (operations.md §2.1).
+	// the embedded one (docs/api/operations.md §2.1).
 	PGConfigured bool
 	// DBSchema holds every queen-go object (DB_SCHEMA). Load only accepts
 	// lower-case letters, digits and underscores, so it can go into SQL as is.
@@ -192,7 +192,7 @@ type Config struct {
 	ShowHelp bool
 }
 
-// Limits the spec imposes by clamping rather than by rejecting the value.
+// Limits the API reference imposes by clamping rather than by rejecting the value.
 const (
 	maxDefaultTimeout  = 120 * time.Second
 	maxPopWaitInterval = time.Second
@@ -256,7 +256,7 @@ func (c *Config) finish() error {
 	c.PopWaitMaxInterval = min(c.PopWaitMaxInterval, maxPopWaitInterval)
 	c.PopWaitInitialInterval = min(c.PopWaitInitialInterval, c.PopWaitMaxInterval)
 	if c.JWTEnabled {
-		// operations.md §6.1: without a key source the broker must not start,
+		// docs/api/operations.md §6.1: without a key source the broker must not start,
 		// rather than start and reject every token.
 		hasRSA := c.JWTJWKSURL != "" || c.JWTPublicKey != ""
 		switch {
@@ -319,7 +319,7 @@ func parseFlags(args []string) (parsedFlags, error) {
 }
 
 // SlogLevel maps LogLevel to a slog level; slog has no trace level, so trace
-// logs as debug (operations.md §1.3 says they are the same).
+// logs as debug (docs/api/operations.md §1.3 says they are the same).
 func (c Config) SlogLevel() slog.Level {
 	if c.Dev {
 		return slog.LevelDebug

@@ -226,7 +226,7 @@ func TestUsageListsEverything(t *testing.T) {
 	}
 }
 
-// TestSpecVariablesCovered guards against a variable of operations.md §1.3
+// TestSpecVariablesCovered guards against a variable of docs/api/operations.md §1.3
 // being dropped from the table.
 func TestSpecVariablesCovered(t *testing.T) {
 	spec := strings.Fields(`PORT HOST WORKER_ID LOG_LEVEL QUEEN_DATA_DIR WEBAPP_ROOT DATABASE_URL PG_HOST PG_PORT
@@ -240,7 +240,7 @@ func TestSpecVariablesCovered(t *testing.T) {
 		JWT_PUBLIC_KEY JWT_ISSUER JWT_AUDIENCE JWT_CLOCK_SKEW JWT_SKIP_PATHS JWT_JWKS_REFRESH_INTERVAL
 		JWT_JWKS_TIMEOUT_MS JWT_ROLES_CLAIM JWT_ROLES_ARRAY_CLAIM JWT_ROLE_ADMIN JWT_ROLE_READ_WRITE
 		JWT_ROLE_READ_ONLY JWT_TENANT_CLAIM`)
-	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY"} // queen-go's own additions, not in the spec
+	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY"} // queen-go's own additions, not in the API reference
 	have := map[string]bool{}
 	for _, v := range variables {
 		if have[v.name] {

@@ -6,7 +6,7 @@ import (
 )
 
 // Database returns the connection string to use, or embedded=true when none
-// is configured and the broker must run its own PostgreSQL (operations.md
+// is configured and the broker must run its own PostgreSQL (docs/api/operations.md
 // §2.1). The PG_* form is a key/value string rather than a URL because it
 // also carries a Unix socket directory in PG_HOST without special cases.
 func (c Config) Database() (dsn string, embedded bool) {

@@ -20,7 +20,7 @@ type variable struct {
 	set   func(c *Config, raw string) error
 }
 
-// pgConnectionVars select an external database when any is set (operations.md §2.1).
+// pgConnectionVars select an external database when any is set (docs/api/operations.md §2.1).
 var pgConnectionVars = []string{"PG_HOST", "PG_PORT", "PG_DB", "PG_USER", "PG_PASSWORD"}
 
 var variables = []variable{

@@ -1,6 +1,6 @@
 // Package embeddedpg runs a private PostgreSQL server from the PostgreSQL binaries installed on
 // the machine, so that queen-go works out of the box when no database is configured
-// (operations.md §2.2). The server listens only on a Unix socket inside its data directory, so
+// (docs/api/operations.md §2.2). The server listens only on a Unix socket inside its data directory, so
 // it never clashes with another PostgreSQL on the same machine.
 package embeddedpg
 
@@ -17,7 +17,7 @@ import (
 )
 
 // ErrNoBinaries reports that no usable PostgreSQL server binaries (version 14 or newer) were
-// found. Its message is the one operations.md §2.2 prescribes, so callers can print it as is.
+// found. Its message is the one docs/api/operations.md §2.2 prescribes, so callers can print it as is.
 var ErrNoBinaries = errors.New("no database configured and no PostgreSQL server binaries found " +
 	"(looked in PG_BIN_DIR, PATH and the usual install directories); " +
 	"install PostgreSQL 14 or newer, or set DATABASE_URL")

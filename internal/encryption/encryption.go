@@ -1,5 +1,5 @@
 // Package encryption seals message payloads at rest with AES-256-GCM in the envelope the Queen
-// clients know (concepts.md §12): {"encrypted","iv","authTag"}, standard base64 with padding.
+// clients know (docs/api/concepts.md §12): {"encrypted","iv","authTag"}, standard base64 with padding.
 package encryption
 
 import (
@@ -85,7 +85,7 @@ func (k *Key) Open(stored []byte) ([]byte, error) {
 
 // OpenStored returns a stored payload decrypted when it is flagged encrypted (pops, message
 // detail, DLQ entries, traces by name). Without a key (k nil) or with the wrong one the
-// envelope is returned as stored and a warning logged (concepts.md §12): a reader still sees
+// envelope is returned as stored and a warning logged (docs/api/concepts.md §12): a reader still sees
 // the message, and nothing is lost.
 func (k *Key) OpenStored(log *slog.Logger, messageID string, payload []byte, encrypted bool) []byte {
 	if !encrypted {

@@ -9,7 +9,7 @@ import (
 
 // Batch acks of one pair under one lease, all completed, are decided set-based
 // (qg_ack_batch_fast); every other batch is evaluated item by item. These cases sit on both
-// sides of that line and must answer exactly as the item-by-item rules say (concepts.md §8).
+// sides of that line and must answer exactly as the item-by-item rules say (docs/api/concepts.md §8).
 func TestAckBatchPaths(t *testing.T) {
 	b := setup(t, testserver.Options{})
 	b.semPushKeys("Default", "a1", "a2", "a3", "a4")

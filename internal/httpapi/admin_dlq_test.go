@@ -10,7 +10,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// GET /api/v1/dlq (admin-api.md §3).
+// GET /api/v1/dlq (docs/api/admin-api.md §3).
 
 // admDLQ lists DLQ entries and returns them with the total and the pagination echo.
 func (b *bundle) admDLQ(query string) ([]obj, int64, obj) {

@@ -9,8 +9,8 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Consumer groups (admin-api.md §7). The lagging listing answers in snake_case, the other
-// routes in camelCase (README §2.2).
+// Consumer groups (docs/api/admin-api.md §7). The lagging listing answers in snake_case, the other
+// routes in camelCase (docs/api/README.md §2.2).
 
 // Consumer-group defaults.
 const (
@@ -247,7 +247,7 @@ func readObject(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-// bodyTimestamp reads a required timestamp field (README §2.3): absent or null answers 400
+// bodyTimestamp reads a required timestamp field (docs/api/README.md §2.3): absent or null answers 400
 // with missing, anything but a timestamp string 400 with invalid; ok is false once answered.
 func bodyTimestamp(w http.ResponseWriter, raw json.RawMessage, missing, invalid string) (t time.Time, ok bool) {
 	if isNull(raw) {

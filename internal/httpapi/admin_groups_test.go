@@ -10,7 +10,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// Consumer groups: listings, detail, deletion and subscription (admin-api.md §7).
+// Consumer groups: listings, detail, deletion and subscription (docs/api/admin-api.md §7).
 
 // admGroupsOf returns the consumer-group listing's elements for one queue, by group name.
 func (b *bundle) admGroupsOf(queue string) map[string]obj {

@@ -29,7 +29,7 @@ func admSetup(t *testing.T, o testserver.Options) *bundle {
 	return b
 }
 
-// admMilli matches a response timestamp (README §2.3: UTC, milliseconds, Z).
+// admMilli matches a response timestamp (docs/api/README.md §2.3: UTC, milliseconds, Z).
 var admMilli = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 
 // admUUIDv7 matches a lower-case canonical UUIDv7.

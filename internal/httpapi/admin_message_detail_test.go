@@ -9,7 +9,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// GET and DELETE /api/v1/messages/:partitionId/:transactionId (admin-api.md §2.2, §2.3).
+// GET and DELETE /api/v1/messages/:partitionId/:transactionId (docs/api/admin-api.md §2.2, §2.3).
 
 func TestAdminMessageDetail(t *testing.T) {
 	b := admSetup(t, testserver.Options{EncryptionKey: encKey})

@@ -7,7 +7,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Messages and the DLQ (admin-api.md §2, §3).
+// Messages and the DLQ (docs/api/admin-api.md §2, §3).
 
 // Listing defaults. The message listing's from and to default to the last hour, on the
 // broker's clock, in SQL.

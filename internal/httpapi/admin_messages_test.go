@@ -10,7 +10,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// Messages (admin-api.md §2).
+// Messages (docs/api/admin-api.md §2).
 
 var admListedKeys = []string{"id", "transactionId", "partitionId", "queuePath", "queue", "partition", "namespace",
 	"task", "status", "queueStatus", "busStatus", "traceId", "producerSub", "queuePriority", "createdAt",

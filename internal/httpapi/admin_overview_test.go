@@ -10,8 +10,8 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// Namespaces, tasks and the overview (admin-api.md §1), and the access level of every admin
-// route (README §3).
+// Namespaces, tasks and the overview (docs/api/admin-api.md §1), and the access level of every admin
+// route (docs/api/README.md §3).
 
 func TestAdminNamespacesAndTasks(t *testing.T) {
 	b := admSetup(t, testserver.Options{})

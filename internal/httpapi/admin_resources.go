@@ -7,9 +7,9 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Resources (admin-api.md §1).
+// Resources (docs/api/admin-api.md §1).
 
-// countersJSON is the spec's six-counter object; failed is reserved and always 0.
+// countersJSON is the API reference's six-counter object; failed is reserved and always 0.
 type countersJSON struct {
 	Total      int64 `json:"total"`
 	Pending    int64 `json:"pending"`

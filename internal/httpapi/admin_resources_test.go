@@ -12,7 +12,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// Resources (admin-api.md §1).
+// Resources (docs/api/admin-api.md §1).
 
 var admCounterKeys = []string{"total", "pending", "processing", "completed", "failed", "deadLetter"}
 

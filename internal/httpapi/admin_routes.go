@@ -9,7 +9,7 @@ import (
 )
 
 // registerAdmin adds the resource, message, DLQ, trace and consumer-group routes
-// (admin-api.md §1-§4, §7) with their access levels (README §3).
+// (docs/api/admin-api.md §1-§4, §7) with their access levels (docs/api/README.md §3).
 func (s *Server) registerAdmin(r *Router) {
 	r.Handle(http.MethodGet, "/api/v1/resources/queues", LevelReadOnly, s.listQueues)
 	r.Handle(http.MethodGet, "/api/v1/resources/queues/:queue", LevelReadOnly, s.queueDetail)
@@ -39,7 +39,7 @@ func (s *Server) registerAdmin(r *Router) {
 	r.Handle(http.MethodPost, group+"/queues/:queue/partitions/:partition/seek", LevelReadWrite, s.seekPartition)
 }
 
-// maxListLimit caps every listing's page (admin-api.md "Listing parameters").
+// maxListLimit caps every listing's page (docs/api/admin-api.md "Listing parameters").
 const maxListLimit = 1000
 
 // listPage reads limit and offset: a missing, malformed or negative value takes the default,
@@ -90,7 +90,7 @@ func queryTime(q url.Values, name string) (*time.Time, string) {
 	return &t, ""
 }
 
-// msTime renders a response timestamp as README §2.3 asks (UTC, milliseconds, Z); the zero
+// msTime renders a response timestamp as docs/api/README.md §2.3 asks (UTC, milliseconds, Z); the zero
 // time renders as null, so optional timestamps need no pointer.
 type msTime time.Time
 

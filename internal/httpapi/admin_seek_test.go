@@ -10,7 +10,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// Seeks (admin-api.md §7).
+// Seeks (docs/api/admin-api.md §7).
 
 // admSeek seeks a group on a queue and returns the answer, requiring 200.
 func (b *bundle) admSeek(group string, body any) obj {

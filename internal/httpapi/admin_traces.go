@@ -7,7 +7,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Trace records (admin-api.md §4). The GET forms answer in snake_case (README §2.2).
+// Trace records (docs/api/admin-api.md §4). The GET forms answer in snake_case (docs/api/README.md §2.2).
 
 // Listing defaults.
 const (

@@ -10,7 +10,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// Trace records (admin-api.md §4).
+// Trace records (docs/api/admin-api.md §4).
 
 // admTrace posts a trace record and returns its id, requiring 201.
 func (b *bundle) admTrace(body obj) string {

@@ -11,9 +11,9 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Analytics routes (admin-api.md §6): dashboard time series whose shapes are ours; they are
+// Analytics routes (docs/api/admin-api.md §6): dashboard time series whose shapes are ours; they are
 // documented in docs/operations.md. Every route takes from/to (default: the last hour) and
-// answers only the buckets that have data, in the bucket size of admin-api.md §5.1.
+// answers only the buckets that have data, in the bucket size of docs/api/admin-api.md §5.1.
 
 func (s *Server) registerAnalytics(r *Router) {
 	const a = "/api/v1/analytics/"
@@ -246,7 +246,7 @@ func (s *Server) analyticsParked(w http.ResponseWriter, r *http.Request) {
 	series(w, win, "queues", out)
 }
 
-// analyticsRetention serves the retention history (concepts.md §11): newest runs first (at
+// analyticsRetention serves the retention history (docs/api/concepts.md §11): newest runs first (at
 // most limit, default 1000) and totals per type over the window.
 func (s *Server) analyticsRetention(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()

@@ -10,9 +10,9 @@ import (
 	"github.com/queen-go/queen/internal/auth"
 )
 
-// AuthMiddleware enforces authentication (operations.md §6) on matched
+// AuthMiddleware enforces authentication (docs/api/operations.md §6) on matched
 // routes. It runs before the handler touches the body, so 401 and 403 win
-// over 400 and 413 (README §2.8). Public routes and skip paths pass through;
+// over 400 and 413 (docs/api/README.md §2.8). Public routes and skip paths pass through;
 // every other request needs a valid token whose roles reach the route's
 // level. The verified identity is stored in the request context, where the
 // write handlers find the subject to stamp as producerSub.
@@ -31,7 +31,7 @@ func AuthMiddleware(v *auth.Verifier, log *slog.Logger) func(http.Handler) http.
 			// inside a queue name cannot pull a route under a skip entry.
 			if v.Skipped(r.URL.EscapedPath()) {
 				// No check, but a valid token still names the producer of
-				// whatever this request writes (concepts.md §4.5).
+				// whatever this request writes (docs/api/concepts.md §4.5).
 				if _, has := r.Header["Authorization"]; has {
 					if id, err := v.VerifyRequest(r); err == nil {
 						r = r.WithContext(auth.NewContext(r.Context(), id))
@@ -101,7 +101,7 @@ func discardBody(r *http.Request) {
 
 // producerSub is the subject the request's token carries, to be stamped on
 // every message the request writes; nil when authentication is off, the path
-// was not authenticated, or the token has no sub (concepts.md §4.5).
+// was not authenticated, or the token has no sub (docs/api/concepts.md §4.5).
 func producerSub(r *http.Request) *string {
 	if id, ok := auth.FromContext(r.Context()); ok {
 		return id.ProducerSub()

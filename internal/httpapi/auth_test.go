@@ -1,6 +1,6 @@
 package httpapi_test
 
-// Authentication over real HTTP (README §2.8, operations.md §6, transaction.md claims 49 and
+// Authentication over real HTTP (docs/api/README.md §2.8, docs/api/operations.md §6, docs/api/transaction.md claims 49 and
 // 51). Helpers here are prefixed auth.
 
 import (

@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-// MaxBodyBytes is the largest request body any route accepts (README §2.4).
+// MaxBodyBytes is the largest request body any route accepts (docs/api/README.md §2.4).
 const MaxBodyBytes = 64 << 20
 
 // maxDrainBytes is how much of an oversized body is read in total before the
@@ -113,7 +113,7 @@ func rejectTooLarge(w http.ResponseWriter, r *http.Request, consumed int64) {
 }
 
 // readJSON reads the body and decodes it into v with json.Unmarshal, answering
-// the common body errors of README §2.4 itself. A body whose JSON is valid but
+// the common body errors of docs/api/README.md §2.4 itself. A body whose JSON is valid but
 // does not fit v's Go type also gets the "Invalid JSON" answer; callers that
 // need their own validation messages decode into json.RawMessage or
 // map[string]json.RawMessage and inspect the fields themselves.
@@ -193,7 +193,7 @@ func putEncodeBuf(buf *bytes.Buffer) {
 	encodeBufs.Put(buf)
 }
 
-// writeError answers status with the spec's error body {"error":msg}.
+// writeError answers status with the API reference's error body {"error":msg}.
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, struct {
 		Error string `json:"error"`

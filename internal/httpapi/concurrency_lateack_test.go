@@ -92,7 +92,7 @@ func TestLateAckAfterLeaseExpiry(t *testing.T) {
 // The same race, run for real: after expiry the late ack and the re-pop go out at once. In
 // either order the late ack is rejected and the re-pop gets the whole batch. The re-pop long
 // polls: while the late ack holds the pair's row lock a claim skips the pair (claims never
-// wait for a lock, concepts.md §6.2), and the rejected ack changes nothing worth a wake-up,
+// wait for a lock, docs/api/concepts.md §6.2), and the rejected ack changes nothing worth a wake-up,
 // so the pop finds the batch at its next fallback check.
 func TestLateAckRacingRepop(t *testing.T) {
 	b := ccSetup(t, testserver.Options{FakeClock: true})

@@ -64,7 +64,7 @@ func (s *Server) configure(w http.ResponseWriter, r *http.Request) {
 		Namespace: nsv, Task: taskv, Options: opts})
 }
 
-// parseQueueOptions reads the options of mq.OptionTable over their defaults (concepts.md
+// parseQueueOptions reads the options of mq.OptionTable over their defaults (docs/api/concepts.md
 // §2.2): integers ≥ 0 and booleans; other names are ignored. The first invalid one in table
 // order is reported.
 func parseQueueOptions(raw json.RawMessage) (mq.QueueOptions, string) {

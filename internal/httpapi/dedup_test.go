@@ -1,6 +1,6 @@
 package httpapi_test
 
-// Deduplication of transactionIds (concepts.md §4.3) is tested where the SQL decides it:
+// Deduplication of transactionIds (docs/api/concepts.md §4.3) is tested where the SQL decides it:
 // internal/store/push_test.go. What stays here is the wire of a duplicate in a push answer.
 
 import (

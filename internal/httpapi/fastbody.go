@@ -12,12 +12,12 @@ import (
 // Batch bodies (a push of 100 items, an ack of 100 messages) were half of the broker's CPU
 // on those routes while encoding/json validated each body, decoded it, then decoded every
 // element again. readRecords reads the common shape in one pass; anything unusual goes to
-// the exact path, which gives the spec's answers (FuzzPushFastMatchesExact,
+// the exact path, which gives the API reference's answers (FuzzPushFastMatchesExact,
 // FuzzAckBatchFastMatchesExact check that both read the same).
 
 // readBatch reads and validates a batch body, answering 400 itself when it is refused: the
 // one-pass reader takes the common body, the exact path (readJSON's checks, then exact) any
-// other, so that every refusal gets the spec's message.
+// other, so that every refusal gets the API reference's message.
 func readBatch[T any](w http.ResponseWriter, r *http.Request, fast func([]byte) ([]T, bool),
 	exact func(json.RawMessage) ([]T, string)) ([]T, bool) {
 	body, ok := readBody(w, r)

@@ -53,7 +53,7 @@ func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, []extendResultJSON{res})
 }
 
-// parseExtendSeconds reads {"seconds":N}; an empty body or {} means 60 (data-api.md §6).
+// parseExtendSeconds reads {"seconds":N}; an empty body or {} means 60 (docs/api/data-api.md §6).
 func parseExtendSeconds(body []byte) (int, string) {
 	const bad = "seconds must be a positive integer"
 	raw := json.RawMessage(body)

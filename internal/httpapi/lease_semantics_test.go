@@ -1,6 +1,6 @@
 package httpapi_test
 
-// Lease expiry and extension (concepts.md §7) are tested where the SQL decides them:
+// Lease expiry and extension (docs/api/concepts.md §7) are tested where the SQL decides them:
 // internal/store/lease_test.go. What stays here is the wire of POST /api/v1/lease/{id}/extend:
 // the answer's fields, expiresAt, and the texts of each outcome.
 

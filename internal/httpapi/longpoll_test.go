@@ -10,7 +10,7 @@ import (
 	"github.com/queen-go/queen/internal/waiter"
 )
 
-// Long-poll wire tests (operations.md §3): the wait and timeout parameters, and a client that
+// Long-poll wire tests (docs/api/operations.md §3): the wait and timeout parameters, and a client that
 // goes away. The wake-up rules (push, ack, NOTIFY, fallback poll) are tested where they live,
 // in internal/broker (longpoll_test.go there).
 

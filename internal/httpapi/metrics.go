@@ -4,7 +4,7 @@ import (
 	"net/http"
 )
 
-// Metrics routes (admin-api.md §11). GET /metrics/prometheus is the collector's own handler.
+// Metrics routes (docs/api/admin-api.md §11). GET /metrics/prometheus is the collector's own handler.
 
 // countRequests counts every routed request for the metrics (requests total and rate).
 func (s *Server) countRequests(next http.Handler) http.Handler {
@@ -55,7 +55,7 @@ func (s *Server) metricsJSON(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// jobStateJSON is one background job as /health reports it (operations.md §5).
+// jobStateJSON is one background job as /health reports it (docs/api/operations.md §5).
 type jobStateJSON struct {
 	State          string  `json:"state"`
 	Leader         bool    `json:"leader"`

@@ -16,7 +16,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// instanceFamilies are the per-instance families of admin-api.md §11.2, present on every scrape.
+// instanceFamilies are the per-instance families of docs/api/admin-api.md §11.2, present on every scrape.
 var instanceFamilies = map[string]dto.MetricType{
 	"queen_uptime_seconds":                dto.MetricType_GAUGE,
 	"queen_cpu_user_microseconds_total":   dto.MetricType_COUNTER,
@@ -191,7 +191,7 @@ func TestPrometheusScrapeWithoutDatabase(t *testing.T) {
 	}
 }
 
-// GET /metrics has the shape of admin-api.md §11.1 and counts this instance's requests and
+// GET /metrics has the shape of docs/api/admin-api.md §11.1 and counts this instance's requests and
 // written messages.
 func TestMetricsJSON(t *testing.T) {
 	b := stIsolated(t, testserver.Options{})

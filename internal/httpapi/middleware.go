@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 )
 
-// setCORS adds the headers every response carries (README §2.7). They are
+// setCORS adds the headers every response carries (docs/api/README.md §2.7). They are
 // fixed values: the broker is meant to be called from any dashboard origin.
 func setCORS(h http.Header) {
 	h.Set("Access-Control-Allow-Origin", "*")
@@ -16,7 +16,7 @@ func setCORS(h http.Header) {
 
 // recoverPanics runs h and turns a panic into a plain 500, so that a handler
 // bug costs one request instead of dropping the connection, and the stack goes
-// to the log rather than to the client (README §2.5).
+// to the log rather than to the client (docs/api/README.md §2.5).
 func recoverPanics(h http.Handler, w http.ResponseWriter, req *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() {

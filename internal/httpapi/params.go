@@ -9,7 +9,7 @@ import (
 )
 
 // queryString returns the first value of the query parameter name, and
-// whether it is present at all (README §2.1: when a name repeats, the first
+// whether it is present at all (docs/api/README.md §2.1: when a name repeats, the first
 // value wins).
 func queryString(q url.Values, name string) (string, bool) {
 	vs, ok := q[name]
@@ -45,12 +45,12 @@ func queryInt(q url.Values, name string, def int) int {
 // the caller decides the route-specific message.
 var errTimestamp = errors.New("invalid timestamp")
 
-// parseTimestamp reads a timestamp as the broker accepts it (README §2.3):
+// parseTimestamp reads a timestamp as the broker accepts it (docs/api/README.md §2.3):
 // YYYY-MM-DD, 'T' or a space, hh:mm:ss, an optional fraction of any length,
 // then 'Z', ±hh:mm or nothing (UTC). A space in place of the offset sign is an
 // unencoded '+' that query decoding turned into a space, so it reads as '+'.
 // time.Parse is not used because it takes neither the space forms nor a
-// missing offset, and accepts things the spec does not. The result is in UTC.
+// missing offset, and accepts things the API reference does not. The result is in UTC.
 func parseTimestamp(s string) (time.Time, error) {
 	// Fixed part: 2006-01-02T15:04:05 (19 bytes).
 	if len(s) < 19 || s[4] != '-' || s[7] != '-' || s[13] != ':' || s[16] != ':' {
@@ -132,7 +132,7 @@ func parseDigits(s string) (int, bool) {
 }
 
 // formatMicro renders the createdAt of popped messages: UTC, exactly six
-// fractional digits and a literal Z (README §2.3).
+// fractional digits and a literal Z (docs/api/README.md §2.3).
 func formatMicro(t time.Time) string {
 	return t.UTC().Format(microLayout)
 }
@@ -141,7 +141,7 @@ func formatMicro(t time.Time) string {
 const microLayout = "2006-01-02T15:04:05.000000Z"
 
 // formatMilli renders every other response timestamp: UTC, exactly three
-// fractional digits and a literal Z (README §2.3).
+// fractional digits and a literal Z (docs/api/README.md §2.3).
 func formatMilli(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }

@@ -28,7 +28,7 @@ func (s *Server) popNamespace(w http.ResponseWriter, r *http.Request) {
 	s.pop(w, r, mq.PopRequest{Namespace: ns, Task: task})
 }
 
-// pop validates the shared query parameters (data-api.md §3.1), runs the pop and answers 200
+// pop validates the shared query parameters (docs/api/data-api.md §3.1), runs the pop and answers 200
 // with the messages or 204 when there are none.
 func (s *Server) pop(w http.ResponseWriter, r *http.Request, req mq.PopRequest) {
 	arrival := time.Now()

@@ -11,7 +11,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// writePop answers 200 with the messages of a pop (data-api.md §3.1); the top-level queue and
+// writePop answers 200 with the messages of a pop (docs/api/data-api.md §3.1); the top-level queue and
 // partition are the first message's. The answer is written by hand rather than through
 // encoding/json: that validated and compacted every payload again, and with the reflection
 // around it cost about a third of the broker's CPU on pops of 100 messages. Payloads are JSON

@@ -18,7 +18,7 @@ type pushItemJSON struct {
 	TransactionID json.RawMessage `json:"transactionId"`
 }
 
-// pushResultJSON is one element of the push answer; its casing is the spec's (data-api.md §2.3).
+// pushResultJSON is one element of the push answer; its casing is the API reference's (docs/api/data-api.md §2.3).
 type pushResultJSON struct {
 	Index         int              `json:"index"`
 	TransactionID string           `json:"transaction_id"`
@@ -90,7 +90,7 @@ func parsePushFast(body []byte) (items []mq.PushItem, ok bool) {
 var pushItemFields = []string{"queue", "partition", "payload", "transactionId"}
 
 // parsePushItems validates every item before anything is written; the first failure is the
-// answer (data-api.md §2.1).
+// answer (docs/api/data-api.md §2.1).
 func parsePushItems(body json.RawMessage) ([]mq.PushItem, string) {
 	var pb pushBody
 	if !isObject(body) || json.Unmarshal(body, &pb) != nil || !isArray(pb.Items) {
@@ -99,7 +99,7 @@ func parsePushItems(body json.RawMessage) ([]mq.PushItem, string) {
 	return parseEach(pb.Items, "items array is required", "Each item must be an object", pushItem)
 }
 
-// pushItem validates one push item, in the order of data-api.md §2.1.
+// pushItem validates one push item, in the order of docs/api/data-api.md §2.1.
 func pushItem(it *pushItemJSON) (mq.PushItem, string) {
 	q, ok := asString(it.Queue)
 	if msg := nameError(q, ok, "Queue must be a string", "queue"); msg != "" {

@@ -1,6 +1,6 @@
 package httpapi_test
 
-// The queue options enforced at delivery and push (concepts.md §2.2, §6.1, §6.3, §10) and
+// The queue options enforced at delivery and push (docs/api/concepts.md §2.2, §6.1, §6.3, §10) and
 // namespace/task pops are tested where the SQL decides them: internal/store/pop_test.go and
 // push_test.go. What stays here is the wire: a full queue's item in a push answer, the
 // namespace/task query parameters, and the labels a configure without them derives.

@@ -1,6 +1,6 @@
 package httpapi_test
 
-// The rules of acknowledgement evaluation, retries and the DLQ (concepts.md §8.2, §9) are
+// The rules of acknowledgement evaluation, retries and the DLQ (docs/api/concepts.md §8.2, §9) are
 // tested where the SQL decides them: internal/store/ack_test.go. What stays here is the wire:
 // the fields of an ack answer, the status and leaseId values a client may send, the texts.
 

@@ -104,7 +104,7 @@ func TestReviewStaleDrainedPairKeepsWork(t *testing.T) {
 	}
 }
 
-// A batch released by a retry ack is deliverable again at once (concepts.md §6.1, §7): its
+// A batch released by a retry ack is deliverable again at once (docs/api/concepts.md §6.1, §7): its
 // first message is visible, whatever the delay of the messages after the batch.
 func TestReviewRetryRedeliveredUnderDelayedProcessing(t *testing.T) {
 	b := setup(t, testserver.Options{FakeClock: true})

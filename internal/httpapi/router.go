@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Level is a route's access level (README §2.8). The router only records it;
+// Level is a route's access level (docs/api/README.md §2.8). The router only records it;
 // an authentication middleware reads it back with RouteLevel.
 type Level int
 
@@ -27,7 +27,7 @@ const (
 	LevelAdmin
 )
 
-// String names the level as the spec does, for logs.
+// String names the level as the API reference does, for logs.
 func (l Level) String() string {
 	switch l {
 	case LevelPublic:
@@ -42,8 +42,8 @@ func (l Level) String() string {
 	return fmt.Sprintf("Level(%d)", int(l))
 }
 
-// Router is a small method-and-path router with exactly the spec's path
-// semantics (README §2.1). http.ServeMux is not used because it cleans and
+// Router is a small method-and-path router with exactly the API reference's path
+// semantics (docs/api/README.md §2.1). http.ServeMux is not used because it cleans and
 // redirects paths, decodes %2F before splitting and has its own precedence
 // rules, all of which differ from what the Queen clients expect.
 //
@@ -97,7 +97,7 @@ func (r *Router) Handle(method, pattern string, level Level, h http.HandlerFunc)
 		panic("httpapi: Handle needs a method and a handler")
 	}
 	if method == http.MethodOptions {
-		panic("httpapi: OPTIONS is answered by the router itself (README §2.7)")
+		panic("httpapi: OPTIONS is answered by the router itself (docs/api/README.md §2.7)")
 	}
 	if !strings.HasPrefix(pattern, "/") {
 		panic(fmt.Sprintf("httpapi: pattern %q must start with /", pattern))
@@ -145,7 +145,7 @@ func (r *Router) Handle(method, pattern string, level Level, h http.HandlerFunc)
 // Use adds middleware around every matched route handler, outermost first.
 // Middleware runs after routing, so it can call RouteLevel and PathParam, and
 // before the handler reads the body, which is where authentication belongs
-// (README §2.8). It does not wrap OPTIONS, 404 or 405 answers.
+// (docs/api/README.md §2.8). It does not wrap OPTIONS, 404 or 405 answers.
 func (r *Router) Use(mw ...func(http.Handler) http.Handler) {
 	r.mws = append(r.mws, mw...)
 	var h http.Handler = http.HandlerFunc(dispatch)
@@ -161,7 +161,7 @@ func dispatch(w http.ResponseWriter, req *http.Request) {
 }
 
 // ServeHTTP routes req. CORS headers go on first so that every answer,
-// including 404, 405 and a recovered panic, carries them (README §2.7).
+// including 404, 405 and a recovered panic, carries them (docs/api/README.md §2.7).
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	setCORS(w.Header())
 	if req.Method == http.MethodOptions {

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// semConsumer is a row of table consumers (concepts.md §5.2).
+// semConsumer is a row of table consumers (docs/api/concepts.md §5.2).
 type semConsumer struct {
 	Found          bool
 	Cursor         int64

@@ -25,7 +25,7 @@ type Config struct {
 	Jobs Jobs
 }
 
-// maxPopTimeout caps a long poll (data-api.md §3.1).
+// maxPopTimeout caps a long poll (docs/api/data-api.md §3.1).
 const maxPopTimeout = 120 * time.Second
 
 // Server serves the Queen HTTP API over the data path and the read side.

@@ -8,7 +8,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Status routes (admin-api.md §5, §8). Counters come from the stats job's tables, rates from
+// Status routes (docs/api/admin-api.md §5, §8). Counters come from the stats job's tables, rates from
 // the per-minute metrics every instance flushes; statsAge says how old the counters are.
 
 // registerStatus adds the status, analytics, stats-refresh and metrics routes and counts
@@ -27,7 +27,7 @@ func (s *Server) registerStatus(r *Router) {
 	r.Handle(http.MethodGet, "/metrics/prometheus", LevelPublic, s.cfg.Metrics.Handler().ServeHTTP)
 }
 
-// window reads from and to (README §2.3), defaulting to the def before now; it answers 400
+// window reads from and to (docs/api/README.md §2.3), defaulting to the def before now; it answers 400
 // itself when one does not parse.
 func (s *Server) window(w http.ResponseWriter, q url.Values, def time.Duration) (from, to time.Time, ok bool) {
 	f, t, msg := timeRange(q)
@@ -46,7 +46,7 @@ func (s *Server) window(w http.ResponseWriter, q url.Values, def time.Duration) 
 	return from, to, true
 }
 
-// bucketMinutes is the bucket size for a window (admin-api.md §5.1).
+// bucketMinutes is the bucket size for a window (docs/api/admin-api.md §5.1).
 func bucketMinutes(from, to time.Time) int {
 	switch d := to.Sub(from); {
 	case d <= 2*time.Hour:
@@ -152,7 +152,7 @@ type workerJSON struct {
 	LastSeen msTime `json:"lastSeen"`
 }
 
-// status serves GET /api/v1/status (admin-api.md §5.1).
+// status serves GET /api/v1/status (docs/api/admin-api.md §5.1).
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	from, to, ok := s.window(w, q, time.Hour)
@@ -389,7 +389,7 @@ func (s *Server) statusBuffers(w http.ResponseWriter, r *http.Request) {
 		"dbHealthy": s.data.Ping(r.Context()) == nil, "worker": s.cfg.WorkerID})
 }
 
-// refreshStats serves POST /api/v1/stats/refresh (admin-api.md §8): this instance's metrics
+// refreshStats serves POST /api/v1/stats/refresh (docs/api/admin-api.md §8): this instance's metrics
 // are flushed, then the counters recomputed, unless another run holds the stats lock.
 func (s *Server) refreshStats(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Jobs == nil {

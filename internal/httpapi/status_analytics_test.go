@@ -11,7 +11,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// The dashboard series (admin-api.md §6) show what the instance flushed, per bucket.
+// The dashboard series (docs/api/admin-api.md §6) show what the instance flushed, per bucket.
 func TestAnalyticsRoutes(t *testing.T) {
 	b := stIsolated(t, testserver.Options{FakeClock: true})
 	b.configure(obj{"retentionEnabled": true, "retentionSeconds": 60})

@@ -9,7 +9,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// The eviction rules (concepts.md §11) are tested where the SQL decides them:
+// The eviction rules (docs/api/concepts.md §11) are tested where the SQL decides them:
 // internal/store/retention_test.go. What stays here is the wire: an eviction run shows in the
 // DLQ listing with its errorMessage and in the retention analytics with deadLettered.
 func TestEvictionRunShowsInDLQAndAnalytics(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// Lease housekeeping (operations.md §3, §5) wakes a parked pop when the lease that kept it
+// Lease housekeeping (docs/api/operations.md §3, §5) wakes a parked pop when the lease that kept it
 // waiting expires, so the redelivery does not wait for the pop's fallback poll. The fallback
 // is set to 30 s here, so only the housekeeping signal can answer the pop in time.
 func TestLeaseHousekeepingWakesParkedPop(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// The retention rules (concepts.md §11) are tested where the SQL decides them:
+// The retention rules (docs/api/concepts.md §11) are tested where the SQL decides them:
 // internal/store/retention_test.go. What stays here is the wire: a run of the job shows in the
 // stored messages and in GET /api/v1/analytics/retention with its fields.
 func TestRetentionRunShowsInAnalytics(t *testing.T) {

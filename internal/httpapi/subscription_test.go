@@ -1,6 +1,6 @@
 package httpapi_test
 
-// Subscription modes of named consumer groups (concepts.md §5.3) are tested where the SQL
+// Subscription modes of named consumer groups (docs/api/concepts.md §5.3) are tested where the SQL
 // decides them: internal/store/groups_test.go. What stays here is how the pop's query
 // parameters (subscriptionMode, subscriptionFrom, consumerGroup) reach the registration.
 

@@ -66,7 +66,7 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) {
 		if !errors.Is(err, mq.ErrUnavailable) {
 			s.log.Error("transaction failed", "err", err)
 		}
-		// The outcome may be unknown: the spec's 500 (transaction.md §7).
+		// The outcome may be unknown: the API reference's 500 (docs/api/transaction.md §7).
 		writeJSON(w, http.StatusInternalServerError, txnAnswerJSON{TransactionID: out.ID,
 			Error: "Database unavailable", Results: []txnResultJSON{}})
 		return

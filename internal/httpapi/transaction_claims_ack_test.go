@@ -1,6 +1,6 @@
 package httpapi_test
 
-// POST /api/v1/transaction, claims 21–36 of transaction.md §9: dedup rollbacks, ack
+// POST /api/v1/transaction, claims 21–36 of docs/api/transaction.md §9: dedup rollbacks, ack
 // resolution, leases, positions and statuses. Helpers are in transaction_claims_test.go.
 // Claims 25, 27, 29–31, 33 and 34 are rules of qg_transaction alone and are tested in
 // internal/store/transaction_test.go; the ones here also check the request or the answer.

@@ -1,9 +1,9 @@
 package httpapi_test
 
-// POST /api/v1/transaction, claims 37–53 of transaction.md §9 but 47 (in
+// POST /api/v1/transaction, claims 37–53 of docs/api/transaction.md §9 but 47 (in
 // transaction_concurrency_test.go) and 49/51 (authentication, in auth_test.go, next to the
 // auth helpers): statuses, batches, resent bundles, capacity, limits, an unreachable
-// database, encryption and wake-ups; then behaviours of the spec outside the numbered claims
+// database, encryption and wake-ups; then behaviours of the API reference outside the numbered claims
 // (rollback precedence, requiredLeases entries, empty bundles, the empty queue name). Helpers
 // are in transaction_claims_test.go.
 

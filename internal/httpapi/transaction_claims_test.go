@@ -1,7 +1,7 @@
 package httpapi_test
 
 // POST /api/v1/transaction over real HTTP against real PostgreSQL: one test per testable claim
-// of transaction.md §9, the claim number in the test's name. This file holds claims 1–20
+// of docs/api/transaction.md §9, the claim number in the test's name. This file holds claims 1–20
 // (validation, pushes) and the helpers, prefixed txn, that transaction_claims_*_test.go and
 // transaction_concurrency_test.go share. Where a claim says nothing is written or no queue is
 // created, the tests look at the tables themselves.
@@ -45,7 +45,7 @@ func (b *bundle) txnCommit(body any) []map[string]any {
 	return out
 }
 
-// txnWantRollback posts body and requires the rollback answer of transaction.md §6 with msg.
+// txnWantRollback posts body and requires the rollback answer of docs/api/transaction.md §6 with msg.
 func (b *bundle) txnWantRollback(body any, msg string) {
 	b.t.Helper()
 	code, raw := b.txnSend(body)
@@ -64,7 +64,7 @@ func txnRollback(msg string) obj {
 	return obj{"transactionId": txnUUIDv7, "success": false, "error": msg, "results": []any{}}
 }
 
-// txnPushRes is the exact result of a stored push entry (transaction.md §6); tx may be a
+// txnPushRes is the exact result of a stored push entry (docs/api/transaction.md §6); tx may be a
 // txnCheck when the key is minted.
 func txnPushRes(index int, tx any, queue string) obj {
 	return obj{"index": index, "type": "push", "success": true, "transactionId": tx,

@@ -1,6 +1,6 @@
 package httpapi_test
 
-// POST /api/v1/transaction under concurrency: claim 47 of transaction.md §9, bundles that
+// POST /api/v1/transaction under concurrency: claim 47 of docs/api/transaction.md §9, bundles that
 // push and ack over overlapping partitions and consumer rows in opposite orders, and a
 // three-stage pipeline chained by transactions with lost responses retried. Each run is
 // bounded in time; goroutines report through t.Errorf, never t.Fatal.

@@ -6,7 +6,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// parseTransaction validates a transaction body in the order of transaction.md §2 and
+// parseTransaction validates a transaction body in the order of docs/api/transaction.md §2 and
 // flattens it (§3 step 3). A non-empty message is the 400 answer; nothing has been done.
 func parseTransaction(body json.RawMessage) ([]mq.TxnEntry, []string, string) {
 	var tb txnBody
@@ -77,7 +77,7 @@ func txnPushItems(op *txnOpJSON) ([]mq.TxnEntry, string) {
 	return parseEach(op.Items, "items must be an array", "Each item must be an object", txnPushItem)
 }
 
-// txnPushItem validates one push item (transaction.md §1.1, §2 checks 8-12).
+// txnPushItem validates one push item (docs/api/transaction.md §1.1, §2 checks 8-12).
 func txnPushItem(it *txnPushJSON) (mq.TxnEntry, string) {
 	q, ok := optString(it.Queue)
 	if msg := nameError(q, ok, "Queue must be a string", "queue"); msg != "" {

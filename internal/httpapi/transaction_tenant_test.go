@@ -9,7 +9,7 @@ import (
 	"github.com/queen-go/queen/internal/testserver"
 )
 
-// The tenancy hook (transaction.md §5, last row): an ack naming a message of another tenant's
+// The tenancy hook (docs/api/transaction.md §5, last row): an ack naming a message of another tenant's
 // queue rolls back exactly as an unknown message (QTXN), and nothing of the bundle is written.
 func TestTxnForeignTenantAckIsReportedAsQTXN(t *testing.T) {
 	b := setup(t, testserver.Options{})

@@ -14,7 +14,7 @@ import (
 // refusedDSN points at a port nobody listens on: every connection attempt is refused at once.
 const refusedDSN = "postgres://postgres@127.0.0.1:1/x?connect_timeout=1&sslmode=disable"
 
-// TestUnavailableDatabase checks README §2.6 and operations.md §4.3: with no database every
+// TestUnavailableDatabase checks docs/api/README.md §2.6 and docs/api/operations.md §4.3: with no database every
 // data route answers 503 {"error":"Database unavailable"} promptly (valClient's timeout bounds
 // each request), and /health answers 503 unhealthy. Validation still comes first. Two ways of
 // being unavailable: the connection is refused, or it is accepted but the server never speaks,
@@ -69,7 +69,7 @@ func checkUnavailable(t *testing.T, dsn string) {
 		body               any
 	}{
 		{"configure", "POST", "/api/v1/configure", obj{"queue": b.queue, "options": obj{"leaseTime": 5}}},
-		// No file buffer yet (operations.md §4): until pushes spool, they share the 503.
+		// No file buffer yet (docs/api/operations.md §4): until pushes spool, they share the 503.
 		{"push", "POST", "/api/v1/push", obj{"items": []obj{{"queue": b.queue, "payload": 1}}}},
 		{"pop queue", "GET", "/api/v1/pop/queue/" + b.queue, nil},
 		{"pop partition", "GET", "/api/v1/pop/queue/" + b.queue + "/partition/p", nil},

@@ -1,8 +1,8 @@
 package httpapi_test
 
 // Behaviour tests over pidReal HTTP for the input validation and the edge answers of the data
-// routes (data-api.md, README §2): every 400 message is exact, every status code is the one
-// the spec lists, and a rejected request writes nothing.
+// routes (docs/api/data-api.md, docs/api/README.md §2): every 400 message is exact, every status code is the one
+// the API reference lists, and a rejected request writes nothing.
 
 import (
 	"fmt"
@@ -42,7 +42,7 @@ func TestValidationAckErrors(t *testing.T) {
 }
 
 // valNotFound is the exact ack answer for a message in a partition that does not exist. Such
-// a pair holds no live lease, so leaseReleased is true (concepts.md §8.3).
+// a pair holds no live lease, so leaseReleased is true (docs/api/concepts.md §8.3).
 func valNotFound(index int, tx string) map[string]any {
 	return map[string]any{"index": float64(index), "transactionId": tx, "success": false,
 		"error": "Message not found", "queueName": nil, "partitionName": nil, "leaseReleased": true,

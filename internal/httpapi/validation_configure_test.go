@@ -1,8 +1,8 @@
 package httpapi_test
 
 // Behaviour tests over pidReal HTTP for the input validation and the edge answers of the data
-// routes (data-api.md, README §2): every 400 message is exact, every status code is the one
-// the spec lists, and a rejected request writes nothing.
+// routes (docs/api/data-api.md, docs/api/README.md §2): every 400 message is exact, every status code is the one
+// the API reference lists, and a rejected request writes nothing.
 
 import (
 	"fmt"
@@ -49,7 +49,7 @@ func TestValidationConfigureErrors(t *testing.T) {
 	})
 }
 
-// valIntOptions and valBoolOptions are the 16 options of concepts.md §2.2 by type.
+// valIntOptions and valBoolOptions are the 16 options of docs/api/concepts.md §2.2 by type.
 var (
 	valIntOptions = []string{"leaseTime", "retryLimit", "retryDelay", "priority", "maxSize", "ttl",
 		"delayedProcessing", "windowBuffer", "retentionSeconds", "completedRetentionSeconds",
@@ -87,7 +87,7 @@ func TestValidationConfigureOptionValues(t *testing.T) {
 	})
 }
 
-// valDefaultOptions is the options object of a queue configured with none (concepts.md §2.2).
+// valDefaultOptions is the options object of a queue configured with none (docs/api/concepts.md §2.2).
 var valDefaultOptions = map[string]any{"leaseTime": 300.0, "retryLimit": 3.0, "retryDelay": 1000.0,
 	"priority": 0.0, "maxSize": 0.0, "ttl": 3600.0, "deadLetterQueue": false, "dlqAfterMaxRetries": false,
 	"delayedProcessing": 0.0, "windowBuffer": 0.0, "retentionSeconds": 0.0, "completedRetentionSeconds": 0.0,

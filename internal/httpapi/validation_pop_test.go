@@ -1,8 +1,8 @@
 package httpapi_test
 
 // Behaviour tests over pidReal HTTP for the input validation and the edge answers of the data
-// routes (data-api.md, README §2): every 400 message is exact, every status code is the one
-// the spec lists, and a rejected request writes nothing.
+// routes (docs/api/data-api.md, docs/api/README.md §2): every 400 message is exact, every status code is the one
+// the API reference lists, and a rejected request writes nothing.
 
 import (
 	"fmt"
@@ -88,7 +88,7 @@ func TestValidationPopAcceptedParams(t *testing.T) {
 	}
 	t.Run("unencoded plus offset", func(t *testing.T) {
 		t.Parallel()
-		// "+02:00" unencoded decodes to " 02:00", which reads as "+02:00" (README §2.3).
+		// "+02:00" unencoded decodes to " 02:00", which reads as "+02:00" (docs/api/README.md §2.3).
 		valWantNoContent(t, valSend(t, "GET", b.srv.URL+valPopPath(missing, "subscriptionFrom=2026-01-01T00:00:00+02:00"), nil))
 	})
 }
@@ -133,7 +133,7 @@ func TestValidationPopTimeoutFallback(t *testing.T) {
 	const def = 400 * time.Millisecond
 	b := setup(t, testserver.Options{DefaultTimeout: def})
 	// A negative or malformed timeout is the default: the long poll lasts that long, then 204.
-	// wait is true for "true" or "1" in any case (README §2.1).
+	// wait is true for "true" or "1" in any case (docs/api/README.md §2.1).
 	for _, q := range []string{"wait=true&timeout=-5", "wait=true&timeout=abc", "wait=true&timeout=", "wait=true",
 		"wait=1", "wait=TRUE", "wait=True&wait=false"} {
 		start := time.Now()

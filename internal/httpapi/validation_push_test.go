@@ -1,8 +1,8 @@
 package httpapi_test
 
 // Behaviour tests over pidReal HTTP for the input validation and the edge answers of the data
-// routes (data-api.md, README §2): every 400 message is exact, every status code is the one
-// the spec lists, and a rejected request writes nothing.
+// routes (docs/api/data-api.md, docs/api/README.md §2): every 400 message is exact, every status code is the one
+// the API reference lists, and a rejected request writes nothing.
 
 import (
 	"net/http"
@@ -193,7 +193,7 @@ func TestValidationPushResponseShapes(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Body errors common to every route that takes a body (README §2.4)
+// Body errors common to every route that takes a body (docs/api/README.md §2.4)
 
 func TestValidationBodyErrors(t *testing.T) {
 	b := setup(t, testserver.Options{})

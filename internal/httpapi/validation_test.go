@@ -1,8 +1,8 @@
 package httpapi_test
 
 // Behaviour tests over pidReal HTTP for the input validation and the edge answers of the data
-// routes (data-api.md, README §2): every 400 message is exact, every status code is the one
-// the spec lists, and a rejected request writes nothing.
+// routes (docs/api/data-api.md, docs/api/README.md §2): every 400 message is exact, every status code is the one
+// the API reference lists, and a rejected request writes nothing.
 
 import (
 	"bytes"

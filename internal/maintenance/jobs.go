@@ -14,7 +14,7 @@ import (
 // range counts, so a batch stays well under a second on large queues.
 const statsBatch = 500
 
-// retention applies the retention rules batch by batch (concepts.md §11), then removes
+// retention applies the retention rules batch by batch (docs/api/concepts.md §11), then removes
 // expired dedup keys, idle empty partitions and old history. A run's removals are recorded
 // under one run id in the retention history, in the transaction that removes them.
 func (r *Runner) retention(ctx context.Context, l *store.Leader) error {

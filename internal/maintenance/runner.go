@@ -1,4 +1,4 @@
-// Package maintenance runs the background jobs of operations.md §5 — retention, eviction,
+// Package maintenance runs the background jobs of docs/api/operations.md §5 — retention, eviction,
 // lease housekeeping and stats — on whichever broker instance wins each job's advisory lock.
 //
 // Every job run holds its own PostgreSQL advisory lock on a connection of its own while it
@@ -20,7 +20,7 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// Config holds the jobs' intervals and limits (operations.md §1.3). A zero interval keeps that
+// Config holds the jobs' intervals and limits (docs/api/operations.md §1.3). A zero interval keeps that
 // job from running on its own; RunOnce still runs it.
 type Config struct {
 	WorkerID                  string // recorded with the lease housekeeping window
@@ -134,7 +134,7 @@ func (r *Runner) RunOnce(ctx context.Context, name string) (ran bool, err error)
 	return r.lead(ctx, name, spec.work)
 }
 
-// RefreshStats recomputes the stats now (admin-api.md §8). ran is false, with nothing done,
+// RefreshStats recomputes the stats now (docs/api/admin-api.md §8). ran is false, with nothing done,
 // when another run holds the stats lock.
 func (r *Runner) RefreshStats(ctx context.Context) (res mq.StatsRefresh, ran bool, err error) {
 	ran, err = r.lead(ctx, mq.JobStats, func(ctx context.Context, l *store.Leader) error {

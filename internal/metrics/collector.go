@@ -1,4 +1,4 @@
-// Package metrics keeps this instance's counters (admin-api.md §11, operations.md §5): the
+// Package metrics keeps this instance's counters (docs/api/admin-api.md §11, docs/api/operations.md §5): the
 // broker and the background jobs report each operation to a Collector, which samples process
 // and pool gauges every METRICS_SAMPLE_INTERVAL_MS and flushes per-minute deltas to the
 // database every METRICS_AGGREGATE_INTERVAL_S, where every instance's figures meet for the

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// ContentType is the exposition format GET /metrics/prometheus answers with (admin-api.md §11.2).
+// ContentType is the exposition format GET /metrics/prometheus answers with (docs/api/admin-api.md §11.2).
 const ContentType = "text/plain; version=0.0.4; charset=utf-8"
 
 // clusterTimeout bounds the one query behind the cluster families, so a slow database costs

@@ -1,6 +1,6 @@
 package mq
 
-// Ack statuses after normalisation (concepts.md §8.1).
+// Ack statuses after normalisation (docs/api/concepts.md §8.1).
 const (
 	AckCompleted = "completed"
 	AckFailed    = "failed"
@@ -17,7 +17,7 @@ type AckItem struct {
 	Error                             string
 }
 
-// AckResult is the verdict on one item (concepts.md §8.3), in request order.
+// AckResult is the verdict on one item (docs/api/concepts.md §8.3), in request order.
 type AckResult struct {
 	Success          bool
 	Error            *string
@@ -27,7 +27,7 @@ type AckResult struct {
 	AlreadyCommitted bool
 }
 
-// NormalizeStatus maps a client's status to completed, failed, retry or dlq (concepts.md §8.1):
+// NormalizeStatus maps a client's status to completed, failed, retry or dlq (docs/api/concepts.md §8.1):
 // absent → completed, "success" → completed, anything unknown → failed.
 func NormalizeStatus(status *string) string {
 	if status == nil {

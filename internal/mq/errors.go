@@ -54,7 +54,7 @@ func (c Code) IsRollback() bool {
 	return ok && c != CodeDatabase
 }
 
-// AckText is the verdict text of an ack item that failed with code c (concepts.md §8.3); a
+// AckText is the verdict text of an ack item that failed with code c (docs/api/concepts.md §8.3); a
 // code without one is returned as it is, so an unknown code is visible rather than hidden.
 func (c Code) AckText() string {
 	if e, ok := catalogue[c]; ok && e.ack != "" {
@@ -102,7 +102,7 @@ func countVerbs(s string) int {
 // it with StatusUnavailable and TextUnavailable (the transaction route with 500 and QDB).
 var ErrUnavailable = errors.New("database unavailable")
 
-// The answer to ErrUnavailable on every route but the transaction route (README.md §2.5).
+// The answer to ErrUnavailable on every route but the transaction route (docs/api/README.md §2.5).
 const (
 	StatusUnavailable = 503
 	TextUnavailable   = "Database unavailable"

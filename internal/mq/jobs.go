@@ -35,7 +35,7 @@ const (
 )
 
 // StatsRefresh counts the stats rows a run refreshed per level and the stale ones it removed
-// (admin-api.md §8).
+// (docs/api/admin-api.md §8).
 type StatsRefresh struct {
 	Partition, Queue, Namespace, Task, System, Cleanup int64
 }

@@ -38,7 +38,7 @@ func LeaseRef(s string) string {
 	return NoLease
 }
 
-// DeriveLabels returns a queue's default namespace and task (concepts.md §2.1): namespace is
+// DeriveLabels returns a queue's default namespace and task (docs/api/concepts.md §2.1): namespace is
 // the text before the first dot (the whole name without one), task the text between the
 // first and second dot ("" without a dot).
 func DeriveLabels(name string) (namespace, task string) {

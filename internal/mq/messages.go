@@ -2,7 +2,7 @@ package mq
 
 import "time"
 
-// MessageFilter selects the messages of the admin listing (admin-api.md §2.1). Empty strings
+// MessageFilter selects the messages of the admin listing (docs/api/admin-api.md §2.1). Empty strings
 // match anything; From and To are inclusive bounds on createdAt, by default the last hour.
 type MessageFilter struct {
 	Queue, Partition, Namespace, Task string
@@ -54,7 +54,7 @@ type MessageConsumer struct {
 	LeaseExpiresAt *time.Time
 }
 
-// DLQFilter selects DLQ entries (admin-api.md §3). Empty strings and nil times match anything.
+// DLQFilter selects DLQ entries (docs/api/admin-api.md §3). Empty strings and nil times match anything.
 type DLQFilter struct {
 	Queue, Group, Partition string
 	From, To                *time.Time

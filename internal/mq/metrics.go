@@ -19,7 +19,7 @@ type PoolStats struct {
 }
 
 
-// InstanceMetrics is this instance's figures for GET /metrics (admin-api.md §11.1).
+// InstanceMetrics is this instance's figures for GET /metrics (docs/api/admin-api.md §11.1).
 type InstanceMetrics struct {
 	Uptime                      time.Duration
 	Requests, Messages          int64   // HTTP requests served, messages written

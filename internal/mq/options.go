@@ -2,7 +2,7 @@ package mq
 
 import "math"
 
-// QueueOptions are the 16 options of a queue (concepts.md §2.2), in their JSON names. Every
+// QueueOptions are the 16 options of a queue (docs/api/concepts.md §2.2), in their JSON names. Every
 // option is described once, in OptionTable; code that needs the list of options (configure's
 // validation, defaults, the SQL column list check, the SDK and CLI tests) reads the table.
 type QueueOptions struct {
@@ -53,7 +53,7 @@ const MaxOptionValue = math.MaxInt32
 // IsBool reports whether the option takes true or false.
 func (o Option) IsBool() bool { return o.Unit == UnitBool }
 
-// OptionTable lists the queue options in the reference's order (concepts.md §2.2), which is
+// OptionTable lists the queue options in the reference's order (docs/api/concepts.md §2.2), which is
 // also the order in which configure reports the first invalid one.
 var OptionTable = []Option{
 	{Key: "leaseTime", Column: "lease_time", Unit: UnitSeconds, Default: 300, Doc: "how long a pop's lease lasts",

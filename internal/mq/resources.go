@@ -2,7 +2,7 @@ package mq
 
 import "time"
 
-// Counters are message counts of a partition or queue (concepts.md §10): Total stored,
+// Counters are message counts of a partition or queue (docs/api/concepts.md §10): Total stored,
 // Unconsumed (not yet passed by every consumer), Processing (unconsumed and in a live leased
 // batch) and DeadLetter (DLQ entries). Pending and completed derive from them.
 type Counters struct {
@@ -58,7 +58,7 @@ type Lag struct {
 	Min, Max    int64
 }
 
-// Overview is the system-wide summary (admin-api.md §1).
+// Overview is the system-wide summary (docs/api/admin-api.md §1).
 type Overview struct {
 	Queues, Partitions, Namespaces, Tasks int64
 	Counters                              Counters

@@ -2,7 +2,7 @@ package mq
 
 import "time"
 
-// TraceRecord is a trace event to store on a message (admin-api.md §4.1).
+// TraceRecord is a trace event to store on a message (docs/api/admin-api.md §4.1).
 type TraceRecord struct {
 	ID                         string // UUIDv7
 	PartitionID, TransactionID string // PartitionID a canonical UUID

@@ -1,6 +1,6 @@
 package mq
 
-// TxnResult is one committed entry (transaction.md §6), in flattened order.
+// TxnResult is one committed entry (docs/api/transaction.md §6), in flattened order.
 type TxnResult struct {
 	Index            int
 	Kind             string // push | ack
@@ -23,7 +23,7 @@ type TxnEntry struct {
 }
 
 // TxnOutcome is a processed transaction: committed (Rollback "") or rolled back with the
-// spec's error text. ID is the call's own UUIDv7.
+// reference's error text. ID is the call's own UUIDv7.
 type TxnOutcome struct {
 	ID       string
 	Rollback string

@@ -40,7 +40,7 @@ func TestAckItemWithoutPartitionIsNotFound(t *testing.T) {
 	}
 }
 
-// The rules of qg_ack_items below (evaluation, retries, the DLQ; concepts.md §8.2, §9) moved
+// The rules of qg_ack_items below (evaluation, retries, the DLQ; docs/api/concepts.md §8.2, §9) moved
 // from internal/httpapi/retry_test.go.
 
 func TestAckCompletedConsumesEarlierMessages(t *testing.T) {

@@ -1,6 +1,6 @@
 package store
 
-// Subscription modes of named consumer groups (concepts.md §5.3), decided at registration by
+// Subscription modes of named consumer groups (docs/api/concepts.md §5.3), decided at registration by
 // qg_pop, and seeks (qg_seek_queue). Moved from internal/httpapi/subscription_test.go,
 // seek_immediate_test.go and seek_delayed_test.go.
 

@@ -11,7 +11,7 @@ import (
 )
 
 // Leader is a pooled connection that holds one background job's advisory lock
-// (operations.md §5). The job's statements run on it, so the lock lasts exactly as long as
+// (docs/api/operations.md §5). The job's statements run on it, so the lock lasts exactly as long as
 // the work, and frees itself when the instance dies and its connection drops. Batches commit
 // one by one: each method is one bounded transaction.
 type Leader struct {
@@ -97,14 +97,14 @@ type RemovalCount struct {
 	DeadLettered           int64 // eviction: DLQ entries written
 }
 
-// RetentionBatch removes at most limit messages that retention makes due (concepts.md §11)
+// RetentionBatch removes at most limit messages that retention makes due (docs/api/concepts.md §11)
 // and records them under run in the retention history.
 func (l *Leader) RetentionBatch(ctx context.Context, run string, limit int) ([]RemovalCount, error) {
 	return l.removals(ctx, sqlRetentionBatch, run, limit)
 }
 
 // EvictionBatch dead-letters and removes at most limit messages older than their queue's
-// maxWaitTimeSeconds (concepts.md §11), recording them under run.
+// maxWaitTimeSeconds (docs/api/concepts.md §11), recording them under run.
 func (l *Leader) EvictionBatch(ctx context.Context, run string, limit int) ([]RemovalCount, error) {
 	return l.removals(ctx, sqlEvictionBatch, run, limit)
 }

@@ -1,6 +1,6 @@
 package store
 
-// Lease expiry and qg_extend_lease (concepts.md §7). Moved from
+// Lease expiry and qg_extend_lease (docs/api/concepts.md §7). Moved from
 // internal/httpapi/lease_semantics_test.go.
 
 import (

@@ -117,7 +117,7 @@ var (
 	sqlMetricsCluster = query("metrics_cluster")
 )
 
-// ClusterMetrics reads the cluster-wide Prometheus families with one query (admin-api.md §11.2).
+// ClusterMetrics reads the cluster-wide Prometheus families with one query (docs/api/admin-api.md §11.2).
 func (s *Store) ClusterMetrics(ctx context.Context) ([]mq.Sample, error) {
 	out, err := queryAll(ctx, s, sqlMetricsCluster, []any{s.nowArg()}, func(r rowScanner, m *mq.Sample) error {
 		return r.Scan(&m.Family, &m.Labels, &m.Value)

@@ -8,7 +8,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// PopRequest selects what a pop may claim (data-api.md §3). Queue, Partition, Namespace and
+// PopRequest selects what a pop may claim (docs/api/data-api.md §3). Queue, Partition, Namespace and
 // Task are filters; empty means "any".
 type PopRequest struct {
 	Queue, Partition  string

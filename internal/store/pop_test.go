@@ -1,7 +1,7 @@
 package store
 
 // qg_pop / qg_claim: partitions, ordering, consumer groups, multi-partition pops, autoAck
-// (concepts.md §3–§6). Moved from internal/httpapi/semantics_test.go.
+// (docs/api/concepts.md §3–§6). Moved from internal/httpapi/semantics_test.go.
 
 import (
 	"slices"
@@ -230,7 +230,7 @@ func TestDeliveryAutoAckResetsRetryCounter(t *testing.T) {
 }
 
 
-// Queue options enforced at delivery (concepts.md §6.1, §6.3, §10) and namespace/task pops.
+// Queue options enforced at delivery (docs/api/concepts.md §6.1, §6.3, §10) and namespace/task pops.
 // Moved from internal/httpapi/queueopts_test.go.
 
 func TestOptionDelayedProcessing(t *testing.T) {

@@ -19,7 +19,7 @@ type PushRow struct {
 	ProducerSub           *string // JWT sub of the producer, nil without one
 }
 
-// Push writes items in one database transaction (data-api.md §2.2): taken keys report
+// Push writes items in one database transaction (docs/api/data-api.md §2.2): taken keys report
 // duplicate, a full queue reports failed per item. Missing queues and partitions are created
 // first in their own committed step, only when the push finds some missing.
 func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, error) {

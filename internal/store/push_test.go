@@ -96,7 +96,7 @@ func TestPartitionCacheStaysBounded(t *testing.T) {
 	}
 }
 
-// Deduplication of keys (concepts.md §4.3), decided by qg_push_items. Moved from
+// Deduplication of keys (docs/api/concepts.md §4.3), decided by qg_push_items. Moved from
 // internal/httpapi/dedup_test.go.
 
 func TestDedupWithinOneRequest(t *testing.T) {
@@ -214,7 +214,7 @@ func TestDedupConcurrentWritersStoreOneMessage(t *testing.T) {
 	}
 }
 
-// maxSize (concepts.md §2.2), decided per item by qg_push_items. Moved from
+// maxSize (docs/api/concepts.md §2.2), decided per item by qg_push_items. Moved from
 // internal/httpapi/queueopts_test.go.
 func TestOptionMaxSize(t *testing.T) {
 	b := setup(t)

@@ -1,6 +1,6 @@
 package store
 
-// The maintenance functions (090_maintenance.sql, concepts.md §11): retention, eviction,
+// The maintenance functions (090_maintenance.sql, docs/api/concepts.md §11): retention, eviction,
 // tombstone and partition cleanup, called the way internal/maintenance calls them, with "now"
 // from the test clock. Moved from internal/httpapi/status_retention_test.go and
 // status_eviction_test.go.
@@ -243,7 +243,7 @@ func TestEvictionDeadLettersThenRemoves(t *testing.T) {
 	held := b.mustPop(PopRequest{Partition: "shared"}, "s1") // queue mode leases s1 for 600 s
 	g1 := b.mustPop(PopRequest{Partition: "shared", Group: "g1", Batch: 2}, "s1", "s2")
 	b.mustAck(ackOf(g1, 1, mq.AckCompleted)) // g1 consumed s1 and s2
-	// Created after g1 registered, so no group has a cursor on it (concepts.md §5.3).
+	// Created after g1 registered, so no group has a cursor on it (docs/api/concepts.md §5.3).
 	b.pushKeys("lonely", "l1", "l2")
 
 	b.clock.Advance(31 * time.Second)

@@ -37,7 +37,7 @@ type Store struct {
 }
 
 // Open creates the pool. It does not wait for the database to be reachable: routes answer
-// 503 until it is (operations.md §8).
+// 503 until it is (docs/api/operations.md §8).
 func Open(ctx context.Context, o Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(o.DSN)
 	if err != nil {

@@ -22,7 +22,7 @@ type TxnAck struct {
 	Ack   mq.AckItem
 }
 
-// Transaction applies pushes and acks in one database transaction (transaction.md §3).
+// Transaction applies pushes and acks in one database transaction (docs/api/transaction.md §3).
 // Missing queues and partitions of the pushes are created first in their own committed step,
 // only once the acks are known to resolve. It returns *mq.RollbackError for a rollback and an
 // ErrUnavailable-wrapped error when the database could not be used.

@@ -1,6 +1,6 @@
 package store
 
-// qg_transaction (transaction.md §3, §9): ack resolution through requiredLeases, rollbacks on
+// qg_transaction (docs/api/transaction.md §3, §9): ack resolution through requiredLeases, rollbacks on
 // a wrong lease (QLEASE) or an ack beyond the batch (QBATCH), and the effect of committed acks.
 // Moved from internal/httpapi/transaction_claims_ack_test.go (claims 25, 27–34, 36); the
 // claims about the request and answer (parsing, texts, shapes) stay there.

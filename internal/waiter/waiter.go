@@ -1,5 +1,5 @@
 // Package waiter parks long-polling pops in memory, without a database connection, until a
-// write signals their queue (operations.md §3).
+// write signals their queue (docs/api/operations.md §3).
 package waiter
 
 import (

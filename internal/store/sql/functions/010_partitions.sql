@@ -7,7 +7,7 @@ CREATE OR REPLACE FUNCTION qg_lock_queue_groups(p_queue_ids uuid[]) RETURNS void
 $$;
 
 -- Queue and partition creation, done in its own short committed step before any ordered
--- locking starts (spec concepts.md §4.2), so creating a partition never waits inside a writer.
+-- locking starts (spec docs/api/concepts.md §4.2), so creating a partition never waits inside a writer.
 -- Rows are inserted in a fixed order so concurrent callers cannot deadlock on each other.
 CREATE OR REPLACE FUNCTION qg_ensure_partitions(p_queues text[], p_partitions text[])
 RETURNS void LANGUAGE plpgsql AS $$
@@ -41,7 +41,7 @@ BEGIN
             FROM unnest(p_queues, p_partitions) WITH ORDINALITY AS u (q, pn, ord));
 END $$;
 
--- Unconsumed messages of a queue (concepts.md §10): per partition, the messages past the
+-- Unconsumed messages of a queue (docs/api/concepts.md §10): per partition, the messages past the
 -- slowest consumer's cursor (all of them while the partition has no consumer).
 CREATE OR REPLACE FUNCTION qg_unconsumed_count(p_queue_id uuid)
 RETURNS bigint LANGUAGE sql STABLE AS $$

@@ -36,7 +36,7 @@ CREATE TYPE qg_push_plan AS (
     pname    text
 );
 
--- Writes push items into existing partitions (concepts.md §4). Shared by the push route
+-- Writes push items into existing partitions (docs/api/concepts.md §4). Shared by the push route
 -- (p_strict = false: taken keys report duplicate, a full queue reports failed per item) and the
 -- transaction route (p_strict = true: the first taken key raises QDUP, a full queue QFULL).
 -- Locks capped queues, then partitions, in ascending id order (the order of every write path),

@@ -1,4 +1,4 @@
--- Where a group's cursor starts on a partition it has no state on yet (concepts.md §5.3).
+-- Where a group's cursor starts on a partition it has no state on yet (docs/api/concepts.md §5.3).
 -- p_mode: 'all' (also queue mode); 'timestamp': before the first message created at or after
 -- p_ts; 'new': at registration, after every message created up to p_ts (the registering pop's
 -- arrival), and on partitions met later, from the first.
@@ -33,7 +33,7 @@ CREATE OR REPLACE FUNCTION qg_track_work(p_partition_ids uuid[], p_group text) R
     WHERE partition_work.next_at > EXCLUDED.next_at;
 $$;
 
--- Registers a group on each queue it has not popped before (concepts.md §5.3; queue mode too,
+-- Registers a group on each queue it has not popped before (docs/api/concepts.md §5.3; queue mode too,
 -- always as mode all): records the subscription, gives a named group a cursor on every
 -- partition that exists now, and lists the pairs with work. Later pops change nothing. The
 -- partitions are share-locked so that no push commits between reading their last position
@@ -114,7 +114,7 @@ CREATE TYPE qg_popped AS (
 );
 
 -- Claims one pair for a pop: the consumer row is taken only if nobody holds it and the pair is
--- deliverable (concepts.md §6.1); then the visible messages after the cursor, up to p_budget,
+-- deliverable (docs/api/concepts.md §6.1); then the visible messages after the cursor, up to p_budget,
 -- are leased under p_lease_id or consumed at once (p_auto_ack). A pair found with nothing left
 -- leaves the work index. Returns the delivered messages (none: not claimed). p_has_row says
 -- whether the pop's walk saw the group's consumer row on the partition.
@@ -132,7 +132,7 @@ DECLARE
 BEGIN
     IF NOT p_has_row THEN
         -- A group's first claim of a partition gives it its cursor there, placed by its
-        -- subscription (concepts.md §5.3). Concurrent pops reaching a pair nobody claimed yet
+        -- subscription (docs/api/concepts.md §5.3). Concurrent pops reaching a pair nobody claimed yet
         -- would all queue behind the insert of its consumer row, only to find the pair leased.
         -- The first takes this try-lock (held to its commit) and the others move on at once. It
         -- never waits, so it adds no lock-order edge; a hash collision only makes a pop skip a
@@ -213,7 +213,7 @@ BEGIN
     ORDER BY m.position;
 END $$;
 
--- A pop (concepts.md §6): walks the work index of the matched queues for p_group, oldest next
+-- A pop (docs/api/concepts.md §6): walks the work index of the matched queues for p_group, oldest next
 -- message first (higher-priority queues first), and claims up to p_max_partitions pairs,
 -- sharing a budget of p_batch messages. Contested pairs are skipped, never waited for; the
 -- walk stops as soon as the pop is served, so its cost follows the work, not the partitions.
@@ -292,7 +292,7 @@ BEGIN
     CLOSE v_cur;
 END $$;
 
--- Extends a live lease on every pair that holds it (concepts.md §7). Returns the earliest
+-- Extends a live lease on every pair that holds it (docs/api/concepts.md §7). Returns the earliest
 -- resulting expiry, or NULL with p_state 'not_found' / 'expired'.
 CREATE OR REPLACE FUNCTION qg_extend_lease(p_lease_id uuid, p_seconds integer, p_now timestamptz,
     OUT expires_at timestamptz, OUT state text)

@@ -1,4 +1,4 @@
--- Copies a message into the DLQ for one group (concepts.md §9).
+-- Copies a message into the DLQ for one group (docs/api/concepts.md §9).
 CREATE OR REPLACE FUNCTION qg_dead_letter(
     p_partition_id uuid, p_position bigint, p_group text, p_reason text, p_retry_count integer,
     p_now timestamptz)
@@ -51,7 +51,7 @@ BEGIN
     END IF;
 END $$;
 
--- The verdict on one ack item (concepts.md §8.3), returned by qg_ack_batch_fast and
+-- The verdict on one ack item (docs/api/concepts.md §8.3), returned by qg_ack_batch_fast and
 -- qg_ack_items and read by qg_transaction.
 CREATE TYPE qg_ack_result AS (
     i                 integer,
@@ -114,13 +114,13 @@ BEGIN
     FROM generate_series(1, cardinality(p_keys)) AS g (i);
 END $$;
 
--- Evaluates and applies ack items (concepts.md §8.2), shared by the ack routes and the
+-- Evaluates and applies ack items (docs/api/concepts.md §8.2), shared by the ack routes and the
 -- transaction route. Items naming the same (partition, group) form an ack group, evaluated
 -- under that pair's row lock against the state at the start; groups are locked in ascending
 -- (partition id, group) order, the order of every write path.
 --
 -- p_statuses are normalised: completed | failed | retry | dlq. A NULL p_leases element is a
--- lease-less ack unless p_required (the transaction's requiredLeases) resolves one (transaction.md §4).
+-- lease-less ack unless p_required (the transaction's requiredLeases) resolves one (docs/api/transaction.md §4).
 -- Never raises for a rejected item: the caller decides (the ack route reports, a transaction
 -- rolls back).
 CREATE OR REPLACE FUNCTION qg_ack_items(

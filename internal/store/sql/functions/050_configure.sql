@@ -1,5 +1,5 @@
 -- Creates a queue or replaces its whole configuration, and makes sure its Default partition
--- exists (data-api.md §1). p_opts carries all 16 options with their effective values.
+-- exists (docs/api/data-api.md §1). p_opts carries all 16 options with their effective values.
 CREATE OR REPLACE FUNCTION qg_configure(p_name text, p_namespace text, p_task text, p_opts jsonb,
     OUT queue_id uuid, OUT partition_id uuid)
 LANGUAGE plpgsql AS $$

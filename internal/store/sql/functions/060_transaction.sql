@@ -1,4 +1,4 @@
--- One entry of a committed transaction (transaction.md §6), by flattened index.
+-- One entry of a committed transaction (docs/api/transaction.md §6), by flattened index.
 CREATE TYPE qg_txn_result AS (
     i                 integer,
     kind              text,     -- push | ack
@@ -11,7 +11,7 @@ CREATE TYPE qg_txn_result AS (
     lease_released    boolean   -- ack: the pair holds no live lease afterwards
 );
 
--- POST /api/v1/transaction (transaction.md §3): acks and pushes in one transaction, all or
+-- POST /api/v1/transaction (docs/api/transaction.md §3): acks and pushes in one transaction, all or
 -- nothing. Rollback causes are raised with their exact message and a QG00x code:
 -- QG004 QTXN, QG002 QDUP, QG003 QFULL (from qg_push_items), QG005 QLEASE, QG006 QBATCH.
 -- Missing queues and partitions raise QG001 before anything is written; the caller creates
@@ -32,7 +32,7 @@ DECLARE
 BEGIN
     -- Step 6: every ack must name a stored message; checked before anything is created.
     -- A message of another tenant's queue counts as unknown, so nothing about it leaks
-    -- (concepts.md §14: reported exactly as QTXN).
+    -- (docs/api/concepts.md §14: reported exactly as QTXN).
     IF EXISTS (SELECT 1 FROM unnest(p_ack_pids, p_ack_keys) AS a (pid, k)
                WHERE NOT EXISTS (SELECT 1 FROM messages m
                                  JOIN partitions p ON p.id = m.partition_id

@@ -1,4 +1,4 @@
--- Live state shared by the admin read functions (admin-api.md, concepts.md §10). Every counter
+-- Live state shared by the admin read functions (docs/api/admin-api.md, docs/api/concepts.md §10). Every counter
 -- is computed from the messages and consumers tables with index range scans per partition;
 -- the stats job may later serve the same numbers from its own tables behind these signatures.
 -- p_now NULL means the database clock.
@@ -37,7 +37,7 @@ LANGUAGE sql STABLE AS $$
     FROM c;
 $$;
 
--- State of a stored message (admin-api.md §2.1): dead_letter when it has a DLQ entry, else
+-- State of a stored message (docs/api/admin-api.md §2.1): dead_letter when it has a DLQ entry, else
 -- completed when the partition has consumers and all passed it, processing when a live batch
 -- holds it, else pending. With p_group set, the same for that one group, NULL when the group
 -- is not a consumer of the partition.

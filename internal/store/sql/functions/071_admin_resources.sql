@@ -1,4 +1,4 @@
--- Resources (admin-api.md §1): queue, namespace and task summaries, queue detail, the
+-- Resources (docs/api/admin-api.md §1): queue, namespace and task summaries, queue detail, the
 -- overview, and queue deletion. Counters come from qg_partition_counts.
 
 -- Every queue with its partition count and message counters, newest first.
@@ -85,7 +85,7 @@ LANGUAGE sql STABLE AS $$
     FROM counts, lag;
 $$;
 
--- Deletes a queue and, through the foreign keys, everything of it (concepts.md §2.1):
+-- Deletes a queue and, through the foreign keys, everything of it (docs/api/concepts.md §2.1):
 -- partitions, messages, trace records, dedup keys, consumer state and work index,
 -- subscriptions, DLQ entries.
 -- Returns false when there is no such queue. Locks follow the order of every write path — the

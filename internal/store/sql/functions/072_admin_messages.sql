@@ -1,9 +1,9 @@
--- Messages (admin-api.md §2): listing, detail and removal.
+-- Messages (docs/api/admin-api.md §2): listing, detail and removal.
 
 -- Lists stored messages created between p_from and p_to (default: the last hour), newest
 -- first, with their state for every consumer, for queue mode, and per named group. Each
 -- matching partition is walked backwards by position, which is the createdAt order inside a
--- partition (concepts.md §4.2), taking at most p_offset + p_limit rows, so no index on
+-- partition (docs/api/concepts.md §4.2), taking at most p_offset + p_limit rows, so no index on
 -- createdAt is needed on the hot write path. has_queue_mode and bus_groups describe the
 -- consumers of the queues in the page and repeat on every row.
 CREATE OR REPLACE FUNCTION qg_list_messages(
@@ -89,7 +89,7 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Removes a message with its DLQ entries (its trace records go through their foreign key) and
--- keeps its key taken until its dedup window ends (concepts.md §4.3) with a tombstone. The
+-- keeps its key taken until its dedup window ends (docs/api/concepts.md §4.3) with a tombstone. The
 -- partition is locked first, as every writer does, so a concurrent push of the same key sees
 -- either the message or the tombstone. Returns false when there is no such message.
 CREATE OR REPLACE FUNCTION qg_delete_message(p_pid uuid, p_key text)

@@ -1,4 +1,4 @@
--- DLQ listing (admin-api.md §3) and trace records (admin-api.md §4). Each paged listing has a
+-- DLQ listing (docs/api/admin-api.md §3) and trace records (docs/api/admin-api.md §4). Each paged listing has a
 -- companion count, sent with it in one batch.
 
 -- DLQ entries matching every given filter (NULL = any).

@@ -1,4 +1,4 @@
--- Consumer groups (admin-api.md §7): listings, deletion, subscription rewrite and seeks. Every
+-- Consumer groups (docs/api/admin-api.md §7): listings, deletion, subscription rewrite and seeks. Every
 -- write locks consumer rows in ascending (partition id, group) order, the order of every write
 -- path, and NOTIFYs the queues it touched so parked pops look again.
 
@@ -109,7 +109,7 @@ BEGIN
 END $$;
 
 -- Rewrites a named group's subscription timestamp on every queue it is registered on (mode
--- becomes timestamp); it applies where the group has no cursor yet (concepts.md §5.3).
+-- becomes timestamp); it applies where the group has no cursor yet (docs/api/concepts.md §5.3).
 CREATE OR REPLACE FUNCTION qg_set_subscription_timestamp(p_group text, p_ts timestamptz,
     OUT updated integer, OUT queue_names text[])
 LANGUAGE plpgsql AS $$
@@ -125,7 +125,7 @@ BEGIN
 END $$;
 
 -- Places a group's cursor on one partition, creating it where missing, and clears its lease,
--- batch and retry state: a seek (admin-api.md §7). The cursor may move backwards, so the pair
+-- batch and retry state: a seek (docs/api/admin-api.md §7). The cursor may move backwards, so the pair
 -- is listed in the work index again when messages lie after it (after the consumer row, the
 -- order pops use).
 CREATE OR REPLACE FUNCTION qg_place_cursor(p_pid uuid, p_group text, p_qid uuid, p_cursor bigint)

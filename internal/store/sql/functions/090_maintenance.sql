@@ -1,4 +1,4 @@
--- Background jobs (operations.md §5, concepts.md §11): retention, eviction, lease housekeeping
+-- Background jobs (docs/api/operations.md §5, docs/api/concepts.md §11): retention, eviction, lease housekeeping
 -- and cleanup. Each call is one bounded batch in its own transaction, so pushes, pops and acks
 -- never wait long on a job. p_now NULL means the database clock.
 --
@@ -14,7 +14,7 @@ RETURNS bigint LANGUAGE sql STABLE AS $$
 $$;
 
 -- Removes stored messages given by (partition, position), keeping each key taken until its
--- dedup window ends (concepts.md §4.3). Trace records go with their message through their
+-- dedup window ends (docs/api/concepts.md §4.3). Trace records go with their message through their
 -- foreign key.
 CREATE OR REPLACE FUNCTION qg_remove_messages(p_pids uuid[], p_positions bigint[], p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
@@ -85,7 +85,7 @@ BEGIN
     PERFORM qg_remove_messages(p_pids, p_pos, p_now);
 END $$;
 
--- One retention batch (concepts.md §11): at most p_limit messages, oldest first in each
+-- One retention batch (docs/api/concepts.md §11): at most p_limit messages, oldest first in each
 -- partition of the queues with retentionEnabled, that retention may remove and that lie in no
 -- live leased batch. Candidates are found without locks — a partition's scan stops at its
 -- first message that is not due, since createdAt never decreases with position — and checked
@@ -154,7 +154,7 @@ BEGIN
         array_fill(0, ARRAY[cardinality(v_pids)]), v_now);
 END $$;
 
--- One eviction batch (concepts.md §11): at most p_limit messages of the queues with
+-- One eviction batch (docs/api/concepts.md §11): at most p_limit messages of the queues with
 -- maxWaitTimeSeconds that are unconsumed, older than it and in no live leased batch. Each gets
 -- a DLQ entry 'Max wait time exceeded' for every consumer that had not consumed it (one under
 -- __QUEUE_MODE__ when the partition has no consumer) and is removed in the same transaction,
@@ -220,7 +220,7 @@ BEGIN
     END IF;
     v_n := cardinality(v_pids);
 
-    -- The group's retry counter belongs to its outstanding batch (concepts.md §9).
+    -- The group's retry counter belongs to its outstanding batch (docs/api/concepts.md §9).
     PERFORM qg_dead_letter(u.pid, u.pos, g.grp, 'Max wait time exceeded', g.r, v_now)
     FROM unnest(v_pids, v_pos) AS u (pid, pos)
     CROSS JOIN LATERAL (
@@ -240,7 +240,7 @@ BEGIN
         array_fill('max_wait_time_eviction'::text, ARRAY[v_n]), array_fill(true, ARRAY[v_n]), v_dead, v_now);
 END $$;
 
--- Lease housekeeping (operations.md §3, §5): signals every queue where a lease expired or a
+-- Lease housekeeping (docs/api/operations.md §3, §5): signals every queue where a lease expired or a
 -- retry delay ended since the previous run — of whichever instance led then, as recorded in
 -- job_runs — up to now, so parked pops everywhere retry at once instead of at their fallback
 -- poll. The NOTIFYs fire when the caller commits. The first run ever looks p_first_window back.
@@ -272,7 +272,7 @@ BEGIN
     RETURN NEXT;
 END $$;
 
--- Removes at most p_limit dedup tombstones whose window has ended (concepts.md §4.3).
+-- Removes at most p_limit dedup tombstones whose window has ended (docs/api/concepts.md §4.3).
 CREATE OR REPLACE FUNCTION qg_cleanup_tombstones(p_limit integer, p_now timestamptz)
 RETURNS bigint LANGUAGE sql AS $$
     WITH doomed AS (
@@ -294,7 +294,7 @@ RETURNS bigint LANGUAGE sql AS $$
 $$;
 
 -- Deletes at most p_limit partitions that hold no message, keep no dedup key alive and have
--- seen no write, claim or consumption for p_days days, with their consumer state (concepts.md
+-- seen no write, claim or consumption for p_days days, with their consumer state (docs/api/concepts.md
 -- §3). A partition some writer holds is skipped, not waited for; a write that commits before
 -- the lock moves last_activity_at and so rules the partition out on the lock's re-check.
 CREATE OR REPLACE FUNCTION qg_cleanup_partitions(p_days integer, p_limit integer, p_now timestamptz)

@@ -1,9 +1,9 @@
--- The stats job (operations.md §5, admin-api.md §8): recomputes the counters behind the status
+-- The stats job (docs/api/operations.md §5, docs/api/admin-api.md §8): recomputes the counters behind the status
 -- routes into the stats tables, in batches of partitions, then rolls them up per queue,
 -- namespace, task and system and keeps a per-minute history. Counting is done here, in the
 -- background, so status requests read a row per partition or queue instead of scanning
 -- messages. Counters use the same definitions as the admin routes (qg_partition_counts,
--- qg_pair_lag; concepts.md §10). p_now NULL means the database clock.
+-- qg_pair_lag; docs/api/concepts.md §10). p_now NULL means the database clock.
 
 -- Recomputes up to p_limit partitions after p_after (in id order; NULL = from the first) and
 -- the lag of their consumers. Returns the last partition id done, NULL when there was none.
@@ -58,7 +58,7 @@ BEGIN
 END $$;
 
 -- Lag over the (partition, consumer) pairs of the given queues (NULL = all), in seconds and
--- messages, as the overview reports it (admin-api.md §1).
+-- messages, as the overview reports it (docs/api/admin-api.md §1).
 CREATE OR REPLACE FUNCTION qg_lag_summary(p_queue_ids uuid[])
 RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object(

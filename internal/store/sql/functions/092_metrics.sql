@@ -1,4 +1,4 @@
--- Metrics flushed by every instance (operations.md §5, admin-api.md §6, §11).
+-- Metrics flushed by every instance (docs/api/operations.md §5, docs/api/admin-api.md §6, §11).
 
 -- Adds one instance's metric deltas to the per-minute tables and its running totals. p_workers
 -- holds metrics_worker_minute rows and p_queues metrics_queue_minute rows as JSON objects

@@ -21,7 +21,7 @@ CREATE TABLE queues (
     encryption_enabled          boolean NOT NULL DEFAULT false,
     max_wait_time_seconds       integer NOT NULL DEFAULT 0,
     dedup_window_seconds        integer NOT NULL DEFAULT 900,
-    -- Tenancy (concepts.md §14, later phase): '' is the single default tenant every queue has
+    -- Tenancy (docs/api/concepts.md §14, later phase): '' is the single default tenant every queue has
     -- until tenancy lands; the transaction route already refuses acks across tenants.
     tenant                      text NOT NULL DEFAULT '',
     created_at                  timestamptz NOT NULL DEFAULT now(),
@@ -30,7 +30,7 @@ CREATE TABLE queues (
 CREATE INDEX queues_namespace_task ON queues (namespace, task);
 
 -- A partition row is the writers' lock: every writer locks it before allocating positions,
--- so positions are handed out in commit order (spec concepts.md §4.2).
+-- so positions are handed out in commit order (spec docs/api/concepts.md §4.2).
 CREATE TABLE partitions (
     id               uuid PRIMARY KEY,
     queue_id         uuid NOT NULL REFERENCES queues (id) ON DELETE CASCADE,
@@ -62,7 +62,7 @@ CREATE TABLE messages (
     UNIQUE (partition_id, transaction_id)
 );
 
--- Keys of removed messages stay taken until their dedup window ends (concepts.md §4.3).
+-- Keys of removed messages stay taken until their dedup window ends (docs/api/concepts.md §4.3).
 CREATE TABLE dedup_tombstones (
     partition_id   uuid NOT NULL REFERENCES partitions (id) ON DELETE CASCADE,
     transaction_id text NOT NULL,
@@ -71,7 +71,7 @@ CREATE TABLE dedup_tombstones (
     PRIMARY KEY (partition_id, transaction_id)
 );
 
--- Consumer state per (partition, consumer group), concepts.md §5.2.
+-- Consumer state per (partition, consumer group), docs/api/concepts.md §5.2.
 CREATE TABLE consumers (
     partition_id       uuid NOT NULL REFERENCES partitions (id) ON DELETE CASCADE,
     consumer_group     text NOT NULL,
@@ -109,7 +109,7 @@ CREATE TABLE partition_work (
 );
 CREATE INDEX partition_work_order ON partition_work (queue_id, consumer_group, next_at);
 
--- Groups registered on a queue (concepts.md §5.3). Queue mode registers too, always as mode
+-- Groups registered on a queue (docs/api/concepts.md §5.3). Queue mode registers too, always as mode
 -- all, so that pushes know which groups to list in partition_work.
 CREATE TABLE subscriptions (
     queue_id               uuid NOT NULL REFERENCES queues (id) ON DELETE CASCADE,

@@ -1,8 +1,8 @@
--- queen-go schema, version 2: what the admin routes need (admin-api.md §2-§4).
+-- queen-go schema, version 2: what the admin routes need (docs/api/admin-api.md §2-§4).
 
--- Trace records (admin-api.md §4): timestamped events attached to one message. The foreign key
+-- Trace records (docs/api/admin-api.md §4): timestamped events attached to one message. The foreign key
 -- on the message's dedup key removes them together with the message, whoever removes it (admin
--- delete, retention, eviction, queue deletion), as concepts.md §11 asks, without every remover
+-- delete, retention, eviction, queue deletion), as docs/api/concepts.md §11 asks, without every remover
 -- having to know about traces.
 CREATE TABLE traces (
     id             uuid PRIMARY KEY,            -- UUIDv7, minted by the broker

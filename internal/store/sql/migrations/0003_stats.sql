@@ -1,5 +1,5 @@
--- queen-go schema, version 3: background jobs (operations.md §5), the statistics behind the
--- status routes (admin-api.md §5, §8) and the metrics flushed by every instance (§6, §11).
+-- queen-go schema, version 3: background jobs (docs/api/operations.md §5), the statistics behind the
+-- status routes (docs/api/admin-api.md §5, §8) and the metrics flushed by every instance (§6, §11).
 
 -- Where each leader job left off, shared by every instance: a new leader continues the lease
 -- housekeeping window of the previous one instead of missing or repeating it.
@@ -10,7 +10,7 @@ CREATE TABLE job_runs (
     finished_at timestamptz NOT NULL
 );
 
--- What retention and eviction removed, per run and partition (concepts.md §11). Queue and
+-- What retention and eviction removed, per run and partition (docs/api/concepts.md §11). Queue and
 -- partition names are copied so the record outlives them.
 CREATE TABLE retention_history (
     run_id         uuid NOT NULL,

@@ -1,4 +1,4 @@
--- Dashboard time series (admin-api.md §6) from the per-minute metrics, the stats history and
+-- Dashboard time series (docs/api/admin-api.md §6) from the per-minute metrics, the stats history and
 -- the retention history. $1 from, $2 to, $3 bucket size in minutes; only buckets with data
 -- are returned. Filters are NULL for any.
 

@@ -1,4 +1,4 @@
--- Background jobs (operations.md §5). Each job statement runs on the connection that holds the
+-- Background jobs (docs/api/operations.md §5). Each job statement runs on the connection that holds the
 -- job's advisory lock; the work itself lives in sql/functions/090_maintenance.sql and
 -- 091_stats.sql.
 

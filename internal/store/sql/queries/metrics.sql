@@ -1,4 +1,4 @@
--- The cluster-wide Prometheus families (admin-api.md §11.2) in one statement: running totals
+-- The cluster-wide Prometheus families (docs/api/admin-api.md §11.2) in one statement: running totals
 -- summed over instances, per-queue and per-instance figures of the last full minute, and the
 -- DLQ depth from the stats job. One row per sample: family, label pairs (name, value, …), value.
 -- $1: now (NULL = the database clock).

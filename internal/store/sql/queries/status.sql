@@ -1,4 +1,4 @@
--- Status routes (admin-api.md §5). Counters come from the stats job's tables and rates from the
+-- Status routes (docs/api/admin-api.md §5). Counters come from the stats job's tables and rates from the
 -- per-minute metrics, so a request reads rows per queue, partition or minute, never messages.
 -- Which queues and partitions exist is read live. Filters $queue, $namespace, $task: NULL = any.
 
