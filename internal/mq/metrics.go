@@ -18,7 +18,6 @@ type PoolStats struct {
 	Waiting  int32 // being established; requests wait on these
 }
 
-
 // InstanceMetrics is this instance's figures for GET /metrics (docs/api/admin-api.md §11.1).
 type InstanceMetrics struct {
 	Uptime                      time.Duration

@@ -229,7 +229,6 @@ func TestDeliveryAutoAckResetsRetryCounter(t *testing.T) {
 	}
 }
 
-
 // Queue options enforced at delivery (docs/api/concepts.md §6.1, §6.3, §10) and namespace/task pops.
 // Moved from internal/httpapi/queueopts_test.go.
 
