@@ -263,28 +263,6 @@ func waitListening(t *testing.T, listener, pusher *tb) {
 	t.Fatal("the notification listener never relayed a wake-up")
 }
 
-var (
-	rawOnce sync.Once
-	rawPool *pgxpool.Pool
-	rawErr  error
-)
-
 // rawDB is a small pool on the package database in the broker's schema, for tests that read
 // what was stored.
-func rawDB(t testing.TB) *pgxpool.Pool {
-	t.Helper()
-	rawOnce.Do(func() {
-		cfg, err := pgxpool.ParseConfig(testDSN)
-		if err != nil {
-			rawErr = err
-			return
-		}
-		cfg.MaxConns = 2
-		cfg.ConnConfig.RuntimeParams["search_path"] = "queen_go"
-		rawPool, rawErr = pgxpool.NewWithConfig(context.Background(), cfg)
-	})
-	if rawErr != nil {
-		t.Fatalf("db pool: %v", rawErr)
-	}
-	return rawPool
-}
+func rawDB(t testing.TB) *pgxpool.Pool { return pgtest.RawPool(t, testDSN) }

@@ -2,37 +2,15 @@ package httpapi_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-)
-
-var (
-	stateOnce sync.Once
-	statePool *pgxpool.Pool
-	stateErr  error
+	"github.com/queen-go/queen/internal/pgtest"
 )
 
 // stateDB is a small pool on the package database, in the broker's schema, for tests that look
 // at what was (or was not) written.
-func stateDB(t testing.TB) *pgxpool.Pool {
-	t.Helper()
-	stateOnce.Do(func() {
-		cfg, err := pgxpool.ParseConfig(testDSN)
-		if err != nil {
-			stateErr = err
-			return
-		}
-		cfg.MaxConns = 4
-		cfg.ConnConfig.RuntimeParams["search_path"] = "queen_go"
-		statePool, stateErr = pgxpool.NewWithConfig(context.Background(), cfg)
-	})
-	if stateErr != nil {
-		t.Fatalf("db pool: %v", stateErr)
-	}
-	return statePool
-}
+func stateDB(t testing.TB) *pgxpool.Pool { return pgtest.RawPool(t, testDSN) }
 
 // stateExec runs one statement on stateDB, failing the test on error.
 func stateExec(t testing.TB, sql string, args ...any) {

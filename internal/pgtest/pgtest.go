@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/queen-go/queen/internal/embeddedpg"
 )
@@ -195,4 +196,33 @@ func adminExec(ctx context.Context, dsn, sql string) error {
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, sql)
 	return err
+}
+
+var (
+	rawMu    sync.Mutex
+	rawPools = map[string]*pgxpool.Pool{}
+)
+
+// RawPool is a small pool (2 connections) on dsn in the broker's default schema, shared by the
+// tests of one package that read or write rows directly (what was stored, a state to set up).
+// It lives as long as the test process.
+func RawPool(t testing.TB, dsn string) *pgxpool.Pool {
+	t.Helper()
+	rawMu.Lock()
+	defer rawMu.Unlock()
+	if p := rawPools[dsn]; p != nil {
+		return p
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatalf("db pool: %v", err)
+	}
+	cfg.MaxConns = 2
+	cfg.ConnConfig.RuntimeParams["search_path"] = "queen_go"
+	p, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("db pool: %v", err)
+	}
+	rawPools[dsn] = p
+	return p
 }
