@@ -74,18 +74,24 @@ type runner struct {
 // peak RSS.
 func (r *runner) measure(ctx context.Context, name string, n int, done func(*recorder) bool,
 	work func(ctx context.Context, worker int, rec *recorder) error) Result {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Duration)
-	defer cancel()
 	rec := &recorder{}
 	sampler := startSampler(ctx, r.cfg.PID)
 	cpu0 := takeCPU(r.cfg.PID)
+	// The window starts after the CPU snapshot (reading /proc for every PostgreSQL process
+	// takes a while on a loaded machine). Workers stop starting requests when it ends and let
+	// the ones in flight finish: cancelling them would count their work nowhere, and on a slow
+	// machine a short window could end before any request did (a run of 0 messages). ctx
+	// still bounds everything.
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Duration+time.Minute)
+	defer cancel()
 	start := time.Now()
+	stopAt := start.Add(r.cfg.Duration)
 	var wg sync.WaitGroup
 	for w := 0; w < n; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil && (done == nil || !done(rec)) {
+			for time.Now().Before(stopAt) && ctx.Err() == nil && (done == nil || !done(rec)) {
 				if err := work(ctx, w, rec); err != nil && ctx.Err() == nil {
 					rec.fail()
 				}
