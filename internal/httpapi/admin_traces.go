@@ -69,9 +69,13 @@ func addTraceError(a *addTraceJSON, tx string) string {
 	if msg := optName(a.EventType, "eventType", "eventType"); msg != "" {
 		return msg
 	}
-	list := []json.RawMessage{a.TraceNames}
+	// A fresh slice: decoding into one whose element aliases a.TraceNames would overwrite
+	// the body's bytes (RawMessage decoding appends into the element's array).
+	var list []json.RawMessage
 	if isArray(a.TraceNames) {
 		_ = json.Unmarshal(a.TraceNames, &list) // the body is valid JSON, so is this array
+	} else {
+		list = []json.RawMessage{a.TraceNames}
 	}
 	for _, n := range list {
 		if msg := optName(n, "traceName", "traceName"); msg != "" {
