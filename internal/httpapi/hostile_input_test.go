@@ -572,3 +572,44 @@ func TestHostileAckReasonIsCut(t *testing.T) {
 		}
 	}
 }
+
+// JSON escapes are not bytes: \u0000 and lone surrogates in a transaction payload and in
+// trace data are accepted and come back as the same JSON text (README §2.9).
+func TestHostileEscapesRoundTripInTransactionAndTraces(t *testing.T) {
+	b := setup(t, testserver.Options{})
+	const payload = `{"s":"a\u0000b","t":"\ud800","u":"\udfff\u0000"}`
+	code, out := b.do("POST", "/api/v1/transaction",
+		`{"operations":[{"type":"push","queue":"`+b.queue+`","transactionId":"k","payload":`+payload+`}]}`)
+	if code != 200 || !strings.Contains(string(out), `"success":true`) {
+		t.Fatalf("transaction: %d %s", code, out)
+	}
+	p, ok := b.pop("/api/v1/pop/queue/" + b.queue)
+	if !ok || string(p.Messages[0].Data) != payload {
+		t.Fatalf("pop after transaction: %+v", p)
+	}
+	m := p.Messages[0]
+	code, out = b.do("POST", "/api/v1/traces", `{"transactionId":"k","partitionId":"`+m.PartitionID+`","data":`+payload+`}`)
+	if code != 201 {
+		t.Fatalf("trace: %d %s", code, out)
+	}
+	code, out = b.do("GET", "/api/v1/traces/"+m.PartitionID+"/k", nil)
+	var tr struct {
+		Traces []struct{ Data json.RawMessage } `json:"traces"`
+	}
+	if code != 200 || json.Unmarshal(out, &tr) != nil || len(tr.Traces) != 1 || string(tr.Traces[0].Data) != payload {
+		t.Fatalf("traces: %d %s", code, out)
+	}
+}
+
+// The UTF-8 check runs after authentication: without a token the answer is the 401.
+func TestHostileUTF8CheckAfterAuthentication(t *testing.T) {
+	b := setup(t, testserver.Options{JWTSecret: "hostile-secret"})
+	for _, path := range []string{"/api/v1/pop/queue/%FF", "/api/v1/messages?queue=%FF", "/api/v1/dlq?%FF=1"} {
+		if r := b.valDo("GET", path, nil); r.code != 401 {
+			t.Errorf("%s without a token: %d %s, want 401", path, r.code, r.body)
+		}
+	}
+	if r := b.valDo("POST", "/api/v1/push", "{\"items\":[{\"queue\":\"\xff\"}]}"); r.code != 401 {
+		t.Errorf("push of a non-UTF-8 body without a token: %d %s, want 401", r.code, r.body)
+	}
+}
