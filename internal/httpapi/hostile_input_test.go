@@ -613,3 +613,55 @@ func TestHostileUTF8CheckAfterAuthentication(t *testing.T) {
 		t.Errorf("push of a non-UTF-8 body without a token: %d %s, want 401", r.code, r.body)
 	}
 }
+
+// Body integers at their maximum (configure options and lease seconds at 2,147,483,647) are
+// accepted and work end to end: no arithmetic on them in the database may overflow.
+func TestHostileMaximumOptionValues(t *testing.T) {
+	b := setup(t, testserver.Options{})
+	const max = 2147483647
+	opts := obj{"leaseTime": max, "retryLimit": max, "retryDelay": max, "priority": max, "maxSize": max, "ttl": max,
+		"retentionSeconds": max, "completedRetentionSeconds": max, "retentionEnabled": true,
+		"maxWaitTimeSeconds": max, "dedupWindowSeconds": max}
+	if code, out := b.do("POST", "/api/v1/configure", obj{"queue": b.queue, "options": opts}); code != 200 {
+		t.Fatalf("configure: %d %s", code, out)
+	}
+	b.push("", obj{"transactionId": "a", "payload": 1}, obj{"transactionId": "b", "payload": 2})
+	p, ok := b.pop("/api/v1/pop/queue/" + b.queue + "?batch=10000&partitions=1000")
+	if !ok || len(p.Messages) != 2 {
+		t.Fatalf("pop: %+v", p)
+	}
+	if code, out := b.do("POST", "/api/v1/lease/"+p.LeaseID+"/extend", `{"seconds":2147483647}`); code != 200 ||
+		!strings.Contains(string(out), `"success":true`) {
+		t.Fatalf("extend: %d %s", code, out)
+	}
+	m := p.Messages[0]
+	if r := b.ack(obj{"transactionId": m.TransactionID, "partitionId": m.PartitionID, "leaseId": p.LeaseID,
+		"status": "failed", "error": "x"}); !r.Success {
+		t.Fatalf("ack failed: %+v", r)
+	}
+	for _, job := range []string{"retention", "eviction", "lease_housekeeping"} {
+		if _, err := b.srv.Jobs.RunOnce(t.Context(), job); err != nil {
+			t.Fatalf("%s: %v", job, err)
+		}
+	}
+	for _, path := range []string{"/api/v1/resources/queues/" + b.queue, "/api/v1/status/queues/" + b.queue,
+		"/api/v1/messages?queue=" + b.queue, "/api/v1/messages/" + m.PartitionID + "/" + m.TransactionID} {
+		if code, out := b.do("GET", path, nil); code != 200 {
+			t.Errorf("%s: %d %s", path, code, out)
+		}
+	}
+
+	// Delays at the maximum: nothing is visible yet, and that is all.
+	delayed := b.queue + "-delayed"
+	if code, out := b.do("POST", "/api/v1/configure", obj{"queue": delayed,
+		"options": obj{"delayedProcessing": max, "windowBuffer": max}}); code != 200 {
+		t.Fatalf("configure delayed: %d %s", code, out)
+	}
+	b.push("", obj{"queue": delayed, "payload": 1})
+	if _, ok := b.pop("/api/v1/pop/queue/" + delayed); ok {
+		t.Fatal("a message delayed by 68 years was delivered")
+	}
+	if _, ok := b.pop("/api/v1/pop?namespace=" + delayed + "&partitions=1000&batch=10000"); ok {
+		t.Fatal("a message delayed by 68 years was delivered by namespace")
+	}
+}

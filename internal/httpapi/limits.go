@@ -68,7 +68,9 @@ func checkRequestText(req *http.Request, m *routeMatch) string {
 		}
 	}
 	var q url.Values
-	if req.URL.RawQuery != "" {
+	if raw := req.URL.RawQuery; len(raw) > maxNameChars || !plainASCII(raw) {
+		// Otherwise nothing needs decoding: every name and value is ASCII, and none can be
+		// longer than the whole query. Most pops and listings take that path.
 		// A malformed escape drops its pair (url.ParseQuery keeps going); the handlers read
 		// the query the same way, so a dropped pair is one they never see either.
 		q, _ = url.ParseQuery(req.URL.RawQuery)
@@ -174,4 +176,15 @@ func optName(raw json.RawMessage, field, lenField string) string {
 		return lenField + " exceeds 255 characters"
 	}
 	return ""
+}
+
+// plainASCII reports whether s is ASCII without percent escapes: its
+// decoded query names and values are then substrings of s, valid UTF-8.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c == '%' {
+			return false
+		}
+	}
+	return true
 }
