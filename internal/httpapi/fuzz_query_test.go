@@ -17,6 +17,9 @@ var fuzzQuerySeeds = []string{
 	"queue=%ED%A0%80", "namespace=n&task=" + strings.Repeat("%C3%A9", 256), "from=2026-01-01T00:00:00Z&to=x",
 	"subscriptionMode=new&subscriptionFrom=2026-02-30T00:00:00Z", "minLagSeconds=99999999999999999999",
 	"sort=name&order=sideways", "status=pending&ns=%00", "interval=day", "wait=1&timeout=0",
+	// Found while probing: a window of millennia kept the database busy past every timeout.
+	"from=0000-01-01T00:00:00Z&to=9999-12-31T00:00:00Z", "interval=minute&from=2020-01-01T00:00:00Z",
+	"from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00%2B23:59",
 }
 
 // FuzzPopQuery fuzzes the three pop forms: the queue segment, the partition segment and the
