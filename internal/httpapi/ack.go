@@ -43,13 +43,22 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
 		_ = json.Unmarshal(body, &a) // fields are checked one by one below
 	}
 	tx, ok := asString(a.TransactionID)
-	if !ok {
-		writeError(w, http.StatusBadRequest, "transactionId is required")
-		return
+	msg := ""
+	switch {
+	case !ok:
+		msg = "transactionId is required"
+	case tooLong(tx):
+		msg = "transactionId exceeds 255 characters"
 	}
 	pid, ok := asString(a.PartitionID)
-	if !ok {
-		writeError(w, http.StatusBadRequest, "partitionId is required to ensure message uniqueness")
+	if msg == "" && !ok {
+		msg = "partitionId is required to ensure message uniqueness"
+	}
+	if msg == "" {
+		msg = ackFieldsError(&a)
+	}
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
 	s.applyAcks(w, r, []mq.AckItem{ackItem(tx, pid, a, "")})
@@ -74,6 +83,9 @@ func parseAckBatch(body json.RawMessage) ([]mq.AckItem, string) {
 	if !isObject(body) || json.Unmarshal(body, &b) != nil || !isArray(b.Acknowledgments) {
 		return nil, "acknowledgments array is required"
 	}
+	if msg := optName(b.ConsumerGroup, "consumerGroup", "consumerGroup"); msg != "" {
+		return nil, msg
+	}
 	group, _ := asString(b.ConsumerGroup)
 	return parseEach(b.Acknowledgments, "acknowledgments array is required", ackNotObject, batchAck(group))
 }
@@ -87,9 +99,15 @@ func batchAck(group string) func(a *ackJSON) (mq.AckItem, string) {
 		if !ok {
 			return mq.AckItem{}, ackNotObject
 		}
+		if tooLong(tx) {
+			return mq.AckItem{}, "transactionId exceeds 255 characters"
+		}
 		pid, ok := asString(a.PartitionID)
 		if !ok {
 			return mq.AckItem{}, "Each acknowledgment must have a valid partitionId string to ensure message uniqueness"
+		}
+		if msg := ackFieldsError(a); msg != "" {
+			return mq.AckItem{}, msg
 		}
 		return ackItem(tx, pid, *a, group), ""
 	}
@@ -99,7 +117,7 @@ func batchAck(group string) func(a *ackJSON) (mq.AckItem, string) {
 // acknowledgment is valid; ok=false leaves the body, and its answer, to the exact path.
 func parseAckBatchFast(body []byte) ([]mq.AckItem, bool) {
 	top, recs, ok := readRecords(body, "acknowledgments", []string{"consumerGroup"}, ackFields)
-	if !ok {
+	if !ok || optName(top[0], "consumerGroup", "consumerGroup") != "" {
 		return nil, false
 	}
 	group, _ := asString(top[0])
@@ -120,6 +138,19 @@ func parseAckBatchFast(body []byte) ([]mq.AckItem, bool) {
 // ackFields are the members of an acknowledgment, in readRecords' order.
 var ackFields = []string{"transactionId", "partitionId", "status", "consumerGroup", "leaseId", "error"}
 
+// ackFieldsError checks the optional names of an acknowledgment (docs/api/data-api.md §4): its
+// consumerGroup (docs/api/README.md §2.9 length; U+0000 must not fall back to the default group) and its
+// leaseId (U+0000 must not make the ack lease-less).
+func ackFieldsError(a *ackJSON) string {
+	if msg := optName(a.ConsumerGroup, "consumerGroup", "consumerGroup"); msg != "" {
+		return msg
+	}
+	if nulString(a.LeaseID) {
+		return "leaseId must not contain U+0000"
+	}
+	return ""
+}
+
 // ackItem builds a broker ack: the item's own non-empty group wins over the request's.
 func ackItem(tx, pid string, a ackJSON, defGroup string) mq.AckItem {
 	group, _ := asString(a.ConsumerGroup)
@@ -137,7 +168,7 @@ func ackItem(tx, pid string, a ackJSON, defGroup string) mq.AckItem {
 		status = &bogus // a non-string status is treated as failed
 	}
 	lease, _ := asString(a.LeaseID)
-	errMsg, _ := asString(a.Error)
+	errMsg, _ := reasonString(a.Error) // never refused: cut to 4,096 characters
 	return mq.AckItem{PartitionID: pid, TransactionID: tx, Group: group, Status: mq.NormalizeStatus(status),
 		LeaseID: lease, Error: errMsg}
 }

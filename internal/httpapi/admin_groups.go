@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -72,11 +73,15 @@ func (s *Server) laggingConsumers(w http.ResponseWriter, r *http.Request) {
 	minLag := int64(defaultMinLagSeconds)
 	if v, ok := queryString(r.URL.Query(), "minLagSeconds"); ok {
 		n, err := strconv.ParseInt(v, 10, 64)
+		if errors.Is(err, strconv.ErrRange) && n > 0 {
+			// Digits beyond 64 bits still spell a non-negative integer: above the maximum.
+			n, err = maxMinLagSeconds, nil
+		}
 		if err != nil || n < 0 {
 			writeError(w, http.StatusBadRequest, "minLagSeconds must be a non-negative integer")
 			return
 		}
-		minLag = n
+		minLag = min(n, maxMinLagSeconds)
 	}
 	pairs, err := s.read.LaggingPairs(r.Context(), minLag)
 	if err != nil {

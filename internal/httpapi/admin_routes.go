@@ -43,13 +43,13 @@ func (s *Server) registerAdmin(r *Router) {
 const maxListLimit = 1000
 
 // listPage reads limit and offset: a missing, malformed or negative value takes the default,
-// a limit above 1000 is 1000.
+// a limit above 1000 is 1000, an offset above 1,000,000 is 1,000,000 (docs/api/README.md §2.9).
 func listPage(q url.Values, defLimit int) mq.Page {
 	limit := queryInt(q, "limit", defLimit)
 	if limit < 0 {
 		limit = defLimit
 	}
-	return mq.Page{Limit: min(limit, maxListLimit), Offset: max(queryInt(q, "offset", 0), 0)}
+	return mq.Page{Limit: min(limit, maxListLimit), Offset: max(queryIntMax(q, "offset", 0, maxListOffset), 0)}
 }
 
 // pageJSON echoes the page a listing used.

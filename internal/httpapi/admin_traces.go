@@ -35,8 +35,8 @@ func (s *Server) addTrace(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "transactionId and partitionId are required")
 		return
 	}
-	if isNull(a.Data) {
-		writeError(w, http.StatusBadRequest, "data is required")
+	if msg := addTraceError(&a, tx); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
 	rec := mq.TraceRecord{PartitionID: pid, TransactionID: tx, Group: stringOr(a.ConsumerGroup, mq.QueueMode),
@@ -51,6 +51,38 @@ func (s *Server) addTrace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "traceId": id})
+}
+
+// addTraceError checks a trace body after its ids are known to be strings, in the order of
+// docs/api/admin-api.md §4.1: the key's length, data, then the names (docs/api/README.md §2.9: over 255
+// characters, or holding U+0000 where a non-string would fall back to a default, is a 400).
+func addTraceError(a *addTraceJSON, tx string) string {
+	if tooLong(tx) {
+		return "transactionId exceeds 255 characters"
+	}
+	if isNull(a.Data) {
+		return "data is required"
+	}
+	if msg := optName(a.ConsumerGroup, "consumerGroup", "consumerGroup"); msg != "" {
+		return msg
+	}
+	if msg := optName(a.EventType, "eventType", "eventType"); msg != "" {
+		return msg
+	}
+	// A fresh slice: decoding into one whose element aliases a.TraceNames would overwrite
+	// the body's bytes (RawMessage decoding appends into the element's array).
+	var list []json.RawMessage
+	if isArray(a.TraceNames) {
+		_ = json.Unmarshal(a.TraceNames, &list) // the body is valid JSON, so is this array
+	} else {
+		list = []json.RawMessage{a.TraceNames}
+	}
+	for _, n := range list {
+		if msg := optName(n, "traceName", "traceName"); msg != "" {
+			return msg
+		}
+	}
+	return ""
 }
 
 // stringOr returns raw when it is a non-empty JSON string, else def.

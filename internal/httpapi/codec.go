@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // MaxBodyBytes is the largest request body any route accepts (docs/api/README.md §2.4).
@@ -39,6 +40,12 @@ func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
 	body, over, err := readLimited(r.Body, r.ContentLength)
 	var mbe *http.MaxBytesError
 	switch {
+	case err == nil && !over && !utf8.Valid(body):
+		// Checked before parsing (docs/api/README.md §2.4, §2.9): a body that is not UTF-8 is not JSON,
+		// and its bytes would otherwise reach PostgreSQL inside a payload. An empty or
+		// blank body is valid UTF-8, so "Empty request body" still comes first.
+		writeError(w, http.StatusBadRequest, "Invalid JSON: invalid UTF-8")
+		return nil, false
 	case over:
 		rejectTooLarge(w, r, MaxBodyBytes+1)
 		return nil, false

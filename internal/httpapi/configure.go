@@ -43,18 +43,38 @@ func (s *Server) configure(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "queue exceeds 255 characters")
 		return
 	}
-	opts, msg := parseQueueOptions(c.Options)
+	// Checked in the order of docs/api/data-api.md §1's table: queue, namespace, task, options.
+	ns, msg := labelField(c.Namespace, "namespace")
+	var task *string
+	if msg == "" {
+		task, msg = labelField(c.Task, "task")
+	}
+	var opts mq.QueueOptions
+	if msg == "" {
+		opts, msg = parseQueueOptions(c.Options)
+	}
 	if msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	var ns, task *string // a non-string value is ignored: the derived label applies
-	if v, ok := asString(c.Namespace); ok {
-		ns = &v
+	s.configureQueue(w, r, name, ns, task, opts)
+}
+
+// labelField reads the namespace or task of a configure body (docs/api/data-api.md §1): a non-string
+// value is ignored (nil: the derived label applies), a string over 255 characters or holding
+// U+0000 is refused (docs/api/README.md §2.9: it must not fall back to the derived label).
+func labelField(raw json.RawMessage, field string) (*string, string) {
+	if msg := optName(raw, field, field); msg != "" {
+		return nil, msg
 	}
-	if v, ok := asString(c.Task); ok {
-		task = &v
+	if v, ok := asString(raw); ok {
+		return &v, ""
 	}
+	return nil, ""
+}
+
+// configureQueue runs a validated configure and answers it.
+func (s *Server) configureQueue(w http.ResponseWriter, r *http.Request, name string, ns, task *string, opts mq.QueueOptions) {
 	qid, pid, nsv, taskv, err := s.data.Configure(r.Context(), name, ns, task, opts)
 	if err != nil {
 		s.fail(w, r, err)

@@ -42,7 +42,8 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request, req mq.PopRequest) 
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	timeout := time.Duration(queryInt(q, "timeout", -1)) * time.Millisecond
+	// Capped before the conversion: a huge value would overflow time.Duration and wrap.
+	timeout := time.Duration(queryIntMax(q, "timeout", -1, maxPopTimeoutMs)) * time.Millisecond
 	if timeout < 0 {
 		timeout = s.cfg.DefaultTimeout
 	}
@@ -60,17 +61,15 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request, req mq.PopRequest) 
 }
 
 func (s *Server) popParams(q url.Values, req *mq.PopRequest) string {
-	req.Batch = queryInt(q, "batch", s.cfg.DefaultBatch)
+	// The maxima keep the values inside PostgreSQL's int4 (docs/api/README.md §2.9).
+	req.Batch = queryIntMax(q, "batch", s.cfg.DefaultBatch, maxPopBatch)
 	if req.Batch < 1 {
-		req.Batch = s.cfg.DefaultBatch
+		req.Batch = min(s.cfg.DefaultBatch, maxPopBatch)
 	}
-	req.Partitions = max(queryInt(q, "partitions", 1), 1)
+	req.Partitions = max(queryIntMax(q, "partitions", 1, maxPopPartitions), 1)
 	req.Wait = queryBool(q, "wait")
 	req.AutoAck = queryBool(q, "autoAck")
-	req.Group, _ = queryString(q, "consumerGroup")
-	if tooLong(req.Group) {
-		return "consumerGroup exceeds 255 characters"
-	}
+	req.Group, _ = queryString(q, "consumerGroup") // its length: checkRequestText
 	mode, _ := queryString(q, "subscriptionMode")
 	switch mode {
 	case "", "all", "new", "new-only":

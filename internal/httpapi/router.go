@@ -155,9 +155,16 @@ func (r *Router) Use(mw ...func(http.Handler) http.Handler) {
 	r.chain = h
 }
 
-// dispatch ends the middleware chain by calling the handler chosen in ServeHTTP.
+// dispatch ends the middleware chain by calling the handler chosen in ServeHTTP. The
+// path and query rules of docs/api/README.md §2.9 run here: after routing and authentication, before
+// the route's own checks, on every route.
 func dispatch(w http.ResponseWriter, req *http.Request) {
-	req.Context().Value(matchKey{}).(*routeMatch).route.h(w, req)
+	m := req.Context().Value(matchKey{}).(*routeMatch)
+	if msg := checkRequestText(req, m); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	m.route.h(w, req)
 }
 
 // ServeHTTP routes req. CORS headers go on first so that every answer,

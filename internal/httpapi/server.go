@@ -44,7 +44,8 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	if cfg.DefaultTimeout <= 0 {
 		cfg.DefaultTimeout = 30 * time.Second
 	}
-	s := &Server{data: data, read: read, cfg: cfg, log: log}
+	// The guard keeps names holding U+0000 from path and query away from the database.
+	s := &Server{data: data, read: nulGuard{read}, cfg: cfg, log: log}
 	r := NewRouter()
 	if cfg.Auth != nil {
 		r.Use(AuthMiddleware(cfg.Auth, log))

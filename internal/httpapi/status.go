@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -43,10 +44,24 @@ func (s *Server) window(w http.ResponseWriter, q url.Values, def time.Duration) 
 	if f != nil {
 		from = *f
 	}
+	// Bounded windows keep every series at 1,440 points or fewer: a window of years in small
+	// buckets asked the database for millions of rows (docs/api/admin-api.md §5.1, docs/api/README.md §2.9).
+	switch {
+	case from.After(to):
+		writeError(w, http.StatusBadRequest, "Invalid time range")
+		return from, to, false
+	case to.Sub(from) > maxWindow:
+		writeError(w, http.StatusBadRequest, "Time window too large")
+		return from, to, false
+	}
 	return from, to, true
 }
 
-// bucketMinutes is the bucket size for a window (docs/api/admin-api.md §5.1).
+// maxWindow is the widest status or analytics window (docs/api/admin-api.md §5.1). time.Duration
+// saturates rather than wraps, so a window of millennia still compares as wider.
+const maxWindow = 1440 * 24 * time.Hour
+
+// bucketMinutes is the bucket size for a window of at most maxWindow (docs/api/admin-api.md §5.1).
 func bucketMinutes(from, to time.Time) int {
 	switch d := to.Sub(from); {
 	case d <= 2*time.Hour:
@@ -57,8 +72,30 @@ func bucketMinutes(from, to time.Time) int {
 		return 15
 	case d <= 7*24*time.Hour:
 		return 60
+	case d <= 90*24*time.Hour:
+		return 360
 	}
-	return 360
+	return 1440
+}
+
+// analyticsIntervals are the intervals of GET /api/v1/status/analytics, finest first.
+var analyticsIntervals = []string{"minute", "hour", "day"}
+
+// analyticsUnits are the lengths of analyticsIntervals.
+var analyticsUnits = []time.Duration{time.Minute, time.Hour, 24 * time.Hour}
+
+// fitInterval returns interval, or the next coarser one when the window is longer than 1,440
+// of its buckets (docs/api/admin-api.md §5.2). The length decides, as for the status buckets: the
+// default day in minutes fits, though its series, counted from the bucket holding from, has
+// 1,441 points (docs/decisions.md). A window of at most maxWindow always fits in days.
+func fitInterval(interval string, from, to time.Time) string {
+	i := max(slices.Index(analyticsIntervals, interval), 0)
+	for ; i < len(analyticsIntervals)-1; i++ {
+		if to.Sub(from) <= 1440*analyticsUnits[i] {
+			break
+		}
+	}
+	return analyticsIntervals[i]
 }
 
 // queueFilter reads the queue, namespace and task filters.
@@ -365,6 +402,7 @@ func (s *Server) statusAnalytics(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	interval = fitInterval(interval, from, to)
 	points, err := s.read.MessagesWritten(r.Context(), queueFilter(q), interval, from, to)
 	if err != nil {
 		s.fail(w, r, err)

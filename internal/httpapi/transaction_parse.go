@@ -41,9 +41,10 @@ func parseTransaction(body json.RawMessage) ([]mq.TxnEntry, []string, string) {
 	var entries []mq.TxnEntry
 	for i, op := range ops {
 		if types[i] == "ack" {
-			group, _ := asString(op.ConsumerGroup)
-			if tooLong(group) {
-				return nil, nil, "consumerGroup exceeds 255 characters"
+			// Check 13; a group holding U+0000 is refused at the same place rather than
+			// falling back to queue mode (docs/api/README.md §2.9, docs/decisions.md).
+			if msg := optName(op.ConsumerGroup, "consumerGroup", "consumerGroup"); msg != "" {
+				return nil, nil, msg
 			}
 			tx, _ := asString(op.TransactionID)
 			pid, _ := asString(op.PartitionID)

@@ -1,0 +1,214 @@
+package httpapi
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/queen-go/queen/internal/mq"
+)
+
+// nulGuard wraps the read side so that a lookup by a name holding U+0000 is answered without
+// the database: PostgreSQL text cannot hold that character and refuses the whole statement,
+// which used to come back as a 500. Such a name matches nothing (docs/api/README.md §2.9), so each method
+// answers what it answers for an unknown name: not found, nothing deleted, an empty list.
+// Names from a body never get here (the routes refuse them with a 400); names from a path or
+// a query do, and would otherwise reach the database.
+type nulGuard struct{ ReadSide }
+
+// QueueDetail implements ReadSide.
+func (g nulGuard) QueueDetail(ctx context.Context, name string) (mq.QueueInfo, []mq.PartitionInfo, bool, error) {
+	if hasNUL(name) {
+		return mq.QueueInfo{}, nil, false, nil
+	}
+	return g.ReadSide.QueueDetail(ctx, name)
+}
+
+// DeleteQueue implements ReadSide.
+func (g nulGuard) DeleteQueue(ctx context.Context, name string) (bool, error) {
+	if hasNUL(name) {
+		return false, nil
+	}
+	return g.ReadSide.DeleteQueue(ctx, name)
+}
+
+// ListMessages implements ReadSide.
+func (g nulGuard) ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.ListedMessage, error) {
+	if hasNUL(f.Queue, f.Partition, f.Namespace, f.Task, f.Status) {
+		return nil, nil
+	}
+	return g.ReadSide.ListMessages(ctx, f)
+}
+
+// MessageDetail implements ReadSide.
+func (g nulGuard) MessageDetail(ctx context.Context, partitionID, transactionID string) (mq.MessageDetail, bool, error) {
+	if hasNUL(partitionID, transactionID) {
+		return mq.MessageDetail{}, false, nil
+	}
+	return g.ReadSide.MessageDetail(ctx, partitionID, transactionID)
+}
+
+// DeleteMessage implements ReadSide.
+func (g nulGuard) DeleteMessage(ctx context.Context, partitionID, transactionID string) (bool, error) {
+	if hasNUL(partitionID, transactionID) {
+		return false, nil
+	}
+	return g.ReadSide.DeleteMessage(ctx, partitionID, transactionID)
+}
+
+// ListDLQ implements ReadSide.
+func (g nulGuard) ListDLQ(ctx context.Context, f mq.DLQFilter) ([]mq.DLQEntry, int64, error) {
+	if hasNUL(f.Queue, f.Group, f.Partition) {
+		return nil, 0, nil
+	}
+	return g.ReadSide.ListDLQ(ctx, f)
+}
+
+// AddTrace implements ReadSide.
+func (g nulGuard) AddTrace(ctx context.Context, t mq.TraceRecord) (string, bool, error) {
+	if hasNUL(t.PartitionID, t.TransactionID) {
+		return "", false, nil
+	}
+	return g.ReadSide.AddTrace(ctx, t)
+}
+
+// MessageTraces implements ReadSide.
+func (g nulGuard) MessageTraces(ctx context.Context, partitionID, transactionID string) ([]mq.Trace, error) {
+	if hasNUL(partitionID, transactionID) {
+		return nil, nil
+	}
+	return g.ReadSide.MessageTraces(ctx, partitionID, transactionID)
+}
+
+// TracesByName implements ReadSide.
+func (g nulGuard) TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.NamedTrace, int64, error) {
+	if hasNUL(name) {
+		return nil, 0, nil
+	}
+	return g.ReadSide.TracesByName(ctx, name, p)
+}
+
+// ConsumerGroupPairs implements ReadSide.
+func (g nulGuard) ConsumerGroupPairs(ctx context.Context, group string) ([]mq.PairLag, error) {
+	if hasNUL(group) {
+		return nil, nil
+	}
+	return g.ReadSide.ConsumerGroupPairs(ctx, group)
+}
+
+// DeleteConsumerGroup implements ReadSide.
+func (g nulGuard) DeleteConsumerGroup(ctx context.Context, group, queue string, metadata bool) (int, error) {
+	if hasNUL(group, queue) {
+		return 0, nil
+	}
+	return g.ReadSide.DeleteConsumerGroup(ctx, group, queue, metadata)
+}
+
+// SetSubscriptionTimestamp implements ReadSide.
+func (g nulGuard) SetSubscriptionTimestamp(ctx context.Context, group string, ts time.Time) (int, error) {
+	if hasNUL(group) {
+		return 0, nil
+	}
+	return g.ReadSide.SetSubscriptionTimestamp(ctx, group, ts)
+}
+
+// SeekQueue implements ReadSide.
+func (g nulGuard) SeekQueue(ctx context.Context, group, queue string, ts *time.Time) (int, bool, error) {
+	if hasNUL(group, queue) {
+		return 0, false, nil
+	}
+	return g.ReadSide.SeekQueue(ctx, group, queue, ts)
+}
+
+// SeekPartition implements ReadSide.
+func (g nulGuard) SeekPartition(ctx context.Context, group, queue, partition string) (*string, bool, error) {
+	if hasNUL(group, queue, partition) {
+		return nil, false, nil
+	}
+	return g.ReadSide.SeekPartition(ctx, group, queue, partition)
+}
+
+// StatusOverview implements ReadSide. A filter naming nothing is the overview of no queue.
+func (g nulGuard) StatusOverview(ctx context.Context, f mq.QueueFilter, from, to time.Time, bucketMinutes int) (mq.StatusOverview, error) {
+	if hasNUL(f.Queue, f.Namespace, f.Task) {
+		f = nothingFilter
+	}
+	return g.ReadSide.StatusOverview(ctx, f, from, to, bucketMinutes)
+}
+
+// StatusQueues implements ReadSide.
+func (g nulGuard) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error) {
+	if hasNUL(namespace, task) {
+		return nil, nil
+	}
+	return g.ReadSide.StatusQueues(ctx, namespace, task, limit, offset)
+}
+
+// StatusQueue implements ReadSide.
+func (g nulGuard) StatusQueue(ctx context.Context, name string) (mq.QueueStatus, bool, error) {
+	if hasNUL(name) {
+		return mq.QueueStatus{}, false, nil
+	}
+	return g.ReadSide.StatusQueue(ctx, name)
+}
+
+// StatusQueueMessages implements ReadSide.
+func (g nulGuard) StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]mq.QueueMessage, bool, error) {
+	if hasNUL(queue) {
+		return nil, false, nil
+	}
+	return g.ReadSide.StatusQueueMessages(ctx, queue, limit, offset)
+}
+
+// MessagesWritten implements ReadSide.
+func (g nulGuard) MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, from, to time.Time) ([]mq.CountPoint, error) {
+	if hasNUL(f.Queue, f.Namespace, f.Task) {
+		return nil, nil
+	}
+	return g.ReadSide.MessagesWritten(ctx, f, unit, from, to)
+}
+
+// WorkerSeries implements ReadSide.
+func (g nulGuard) WorkerSeries(ctx context.Context, w mq.Window, hostname, workerID string) ([]mq.WorkerPoint, error) {
+	if hasNUL(hostname, workerID) {
+		return nil, nil
+	}
+	return g.ReadSide.WorkerSeries(ctx, w, hostname, workerID)
+}
+
+// QueueSeries implements ReadSide.
+func (g nulGuard) QueueSeries(ctx context.Context, w mq.Window, queue string) ([]mq.QueuePoint, error) {
+	if hasNUL(queue) {
+		return nil, nil
+	}
+	return g.ReadSide.QueueSeries(ctx, w, queue)
+}
+
+// ParkedSeries implements ReadSide.
+func (g nulGuard) ParkedSeries(ctx context.Context, w mq.Window, queue string) ([]mq.ParkedPoint, error) {
+	if hasNUL(queue) {
+		return nil, nil
+	}
+	return g.ReadSide.ParkedSeries(ctx, w, queue)
+}
+
+// DepthSeries implements ReadSide.
+func (g nulGuard) DepthSeries(ctx context.Context, w mq.Window, queue string) ([]mq.DepthPoint, error) {
+	if hasNUL(queue) {
+		return nil, nil
+	}
+	return g.ReadSide.DepthSeries(ctx, w, queue)
+}
+
+// RetentionHistory implements ReadSide.
+func (g nulGuard) RetentionHistory(ctx context.Context, from, to time.Time, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, error) {
+	if hasNUL(queue) {
+		return nil, nil, nil
+	}
+	return g.ReadSide.RetentionHistory(ctx, from, to, queue, limit)
+}
+
+// nothingFilter matches no queue: no queue name is longer than 255 characters, since every
+// route that creates a queue refuses longer names. The overview is still read, so its shape
+// (buckets, workers) is the one an unknown queue name gets.
+var nothingFilter = mq.QueueFilter{Queue: strings.Repeat("-", maxNameChars+1)}
