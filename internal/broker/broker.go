@@ -61,6 +61,7 @@ type Broker struct {
 
 // New returns a broker over st; Start makes it serve. hub may be shared with the metrics.
 func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker {
+	cfg.DefaultSubscriptionMode, _ = mq.NormalizeSubscriptionMode(cfg.DefaultSubscriptionMode)
 	if cfg.PollMax <= 0 {
 		cfg.PollMax = time.Second
 	}

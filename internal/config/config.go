@@ -84,7 +84,7 @@ type Config struct {
 	// DefaultBatchSize is the pop batch when a pop gives none
 	// (DEFAULT_BATCH_SIZE).
 	DefaultBatchSize int
-	// DefaultSubscriptionMode is "", "all", "new" or "new-only"
+	// DefaultSubscriptionMode is "", "all", "from_beginning" (= all), "new" or "new-only"
 	// (DEFAULT_SUBSCRIPTION_MODE); "" means all.
 	DefaultSubscriptionMode string
 	// PopWaitInitialInterval is the first fallback re-check of a parked pop

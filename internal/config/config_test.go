@@ -87,6 +87,7 @@ func TestLoad(t *testing.T) {
 		{"bool False", nil, map[string]string{"PG_SSL_REJECT_UNAUTHORIZED": "False"}, func(c Config) bool { return !c.PGSSLRejectUnauthorized }, ""},
 		{"bad bool", nil, map[string]string{"PG_USE_SSL": "yes"}, nil, `PG_USE_SSL: "yes" is not a boolean`},
 		{"subscription modes", nil, map[string]string{"DEFAULT_SUBSCRIPTION_MODE": "new-only"}, func(c Config) bool { return c.DefaultSubscriptionMode == "new-only" }, ""},
+		{"subscription from_beginning", nil, map[string]string{"DEFAULT_SUBSCRIPTION_MODE": "from_beginning"}, func(c Config) bool { return c.DefaultSubscriptionMode == "from_beginning" }, ""},
 		{"subscription all", nil, map[string]string{"DEFAULT_SUBSCRIPTION_MODE": "all"}, func(c Config) bool { return c.DefaultSubscriptionMode == "all" }, ""},
 		{"bad subscription", nil, map[string]string{"DEFAULT_SUBSCRIPTION_MODE": "latest"}, nil, "DEFAULT_SUBSCRIPTION_MODE"},
 		{"pop wait cap", nil, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "5000", "POP_WAIT_INITIAL_INTERVAL_MS": "3000"},

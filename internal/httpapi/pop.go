@@ -71,12 +71,11 @@ func (s *Server) popParams(q url.Values, req *mq.PopRequest) string {
 	req.AutoAck = queryBool(q, "autoAck")
 	req.Group, _ = queryString(q, "consumerGroup") // its length: checkRequestText
 	mode, _ := queryString(q, "subscriptionMode")
-	switch mode {
-	case "", "all", "new", "new-only":
-		req.SubscriptionMode = mode
-	default:
+	normal, ok := mq.NormalizeSubscriptionMode(mode)
+	if !ok {
 		return "Invalid subscriptionMode: " + mode
 	}
+	req.SubscriptionMode = normal
 	from, _ := queryString(q, "subscriptionFrom")
 	if from != "" && from != "now" {
 		t, err := parseTimestamp(from)

@@ -43,6 +43,7 @@ func TestSubscriptionParameters(t *testing.T) {
 	for _, tc := range []struct{ group, query, mode string }{
 		{"g-default", "", "all"},
 		{"g-all", "subscriptionMode=all", "all"},
+		{"g-from-beginning", "subscriptionMode=from_beginning", "all"}, // an alias of all
 		{"g-new", "subscriptionMode=new", "new"},
 		{"g-new-only", "subscriptionMode=new-only", "new"},
 		{"g-from-now", "subscriptionFrom=now", "new"},

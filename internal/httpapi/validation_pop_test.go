@@ -73,6 +73,7 @@ func TestValidationPopAcceptedParams(t *testing.T) {
 		{"subscriptionMode": {"all"}},
 		{"subscriptionMode": {"new"}},
 		{"subscriptionMode": {"new-only"}},
+		{"subscriptionMode": {"from_beginning"}},
 		{"subscriptionFrom": {""}},
 		{"subscriptionFrom": {"now"}},
 		{"subscriptionFrom": {"2026-01-01T00:00:00Z"}},

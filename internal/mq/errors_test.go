@@ -38,3 +38,16 @@ func TestAckTexts(t *testing.T) {
 		t.Error("IsRollback: wrong set")
 	}
 }
+
+func TestNormalizeSubscriptionMode(t *testing.T) {
+	for in, want := range map[string]string{"": "", "all": "all", "from_beginning": "all", "new": "new", "new-only": "new-only"} {
+		if got, ok := NormalizeSubscriptionMode(in); !ok || got != want {
+			t.Errorf("%q: got %q %v, want %q", in, got, ok, want)
+		}
+	}
+	for _, bad := range []string{"ALL", "from-beginning", "latest"} {
+		if _, ok := NormalizeSubscriptionMode(bad); ok {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

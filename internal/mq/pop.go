@@ -38,3 +38,17 @@ type PopResult struct {
 	Messages []Message
 	Claimed  int // partitions that delivered messages
 }
+
+// NormalizeSubscriptionMode checks a subscriptionMode (docs/api/data-api.md §3.1) and returns
+// it in the form the data path uses: "" (none given), "all", "new" or "new-only".
+// "from_beginning" is an alias of "all" (official Queen clients send it). ok is false for
+// anything else, which the routes answer with a 400 so that a typo is caught.
+func NormalizeSubscriptionMode(mode string) (normal string, ok bool) {
+	switch mode {
+	case "", "all", "new", "new-only":
+		return mode, true
+	case "from_beginning":
+		return "all", true
+	}
+	return "", false
+}
