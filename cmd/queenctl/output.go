@@ -168,7 +168,13 @@ func (p *progress) print(end string) {
 }
 
 // stderrIsTerminal reports whether w is a terminal; a variable so tests can pretend.
-var stderrIsTerminal = isTerminal
+var stderrIsTerminal = isTerminalWriter
+
+// isTerminalWriter is isTerminal for any value.
+func isTerminalWriter(w any) bool {
+	iw, ok := w.(io.Writer)
+	return ok && isTerminal(iw)
+}
 
 // isTerminal reports whether w is a character device, without a terminal library.
 func isTerminal(w io.Writer) bool {

@@ -36,9 +36,6 @@ func runIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := a.newRoot()
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
@@ -86,6 +83,10 @@ only to the context's own server).
 		},
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.prepare(cmd) },
 	}
+	// Before the completion command is made: it keeps the writer it finds then.
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
 	root.SetVersionTemplate("queenctl {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr{err.Error()} })
 	// Help goes to stdout, once; the default template adds the exit codes through Long.
@@ -93,7 +94,15 @@ only to the context's own server).
 	root.AddCommand(a.pushCmd(), a.popCmd(), a.ackCmd(), a.extendCmd(), a.consumeCmd(), a.tailCmd(),
 		a.txnCmd(), a.queuesCmd(), a.partitionsCmd(), a.messagesCmd(), a.dlqCmd(), a.groupsCmd(), a.seekCmd(),
 		a.lagCmd(), a.tracesCmd(), a.statusCmd(), a.healthCmd(), a.contextCmd())
-	root.CompletionOptions.HiddenDefaultCmd = false
+	// cobra's completion command, made now so that it behaves like the other groups: a
+	// missing or unknown shell is a usage error.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Example = "  source <(queenctl completion bash)\n  queenctl completion zsh > \"${fpath[1]}/_queenctl\""
+			parent(c)
+		}
+	}
 	return root
 }
 
