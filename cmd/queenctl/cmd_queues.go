@@ -241,4 +241,3 @@ func (a *app) queuesConfigure(name string, options []queen.QueueOption) int {
 	}
 	return exitOK
 }
-
