@@ -152,15 +152,20 @@ func (a *app) seekCmd() *cobra.Command { return a.seekCommand("seek") }
 func (a *app) lagCommand() *cobra.Command {
 	var minLag duration
 	var group string
+	var all bool
 	cmd := &cobra.Command{
 		Use:   "lag",
 		Short: "Show consumer-group lag per partition (messages behind, age of the oldest unconsumed)",
+		Long: `Show, for each consumer group and partition that is behind, how many messages it has not
+consumed and how old the oldest of them is, most lagging first (--all adds the pairs that are
+not behind).`,
 		Example: `  queenctl lag
   queenctl lag --min-lag 1h --group billing`,
 		Args: nargs(0, 0),
 	}
 	cmd.Flags().Var(&minLag, "min-lag", "only pairs whose oldest unconsumed message is at least this old (default 0: every pair)")
 	cmd.Flags().StringVar(&group, "group", "", "only this consumer group")
+	cmd.Flags().BoolVar(&all, "all", false, "also the pairs that are not behind")
 	cmd.RunE = a.run(func([]string) int {
 		pairs, err := a.c.LaggingGroups(a.ctx, time.Duration(minLag))
 		if err != nil {
@@ -169,7 +174,7 @@ func (a *app) lagCommand() *cobra.Command {
 		out := []queen.GroupLag{}
 		var rows [][]string
 		for _, p := range pairs {
-			if group != "" && p.ConsumerGroup != group {
+			if (group != "" && p.ConsumerGroup != group) || (p.OffsetLag == 0 && !all) {
 				continue
 			}
 			out = append(out, p)
