@@ -94,6 +94,27 @@ only to the context's own server).
 	root.AddCommand(a.pushCmd(), a.popCmd(), a.ackCmd(), a.extendCmd(), a.consumeCmd(), a.tailCmd(),
 		a.txnCmd(), a.queuesCmd(), a.partitionsCmd(), a.messagesCmd(), a.dlqCmd(), a.groupsCmd(), a.seekCmd(),
 		a.lagCmd(), a.tracesCmd(), a.statusCmd(), a.healthCmd(), a.contextCmd())
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [COMMAND]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || (len(args) > 0 && cmd == root) || len(rest) > 0 {
+				return usageErr{fmt.Sprintf("unknown help topic %q", strings.Join(args, " "))}
+			}
+			return cmd.Help()
+		},
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			cmd, _, _ := root.Find(args)
+			var names []string
+			for _, c := range cmd.Commands() {
+				if c.IsAvailableCommand() {
+					names = append(names, c.Name())
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+	})
 	// cobra's completion command, made now so that it behaves like the other groups: a
 	// missing or unknown shell is a usage error.
 	root.InitDefaultCompletionCmd()
