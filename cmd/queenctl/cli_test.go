@@ -318,6 +318,12 @@ func TestAdminCommands(t *testing.T) {
 	}
 	b.ctl(t, "", "groups", "lag").want(t, exitOK)
 	b.ctl(t, "", "groups", "seek", "adm", "--group", "billing", "--to-end").want(t, exitOK)
+	b.ctl(t, "", "pop", "adm", "--group", "billing").want(t, exitNotFound)
+	b.ctl(t, "", "replay", "adm", "--group", "billing", "--from", time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)).want(t, exitOK)
+	if r := b.ctl(t, "", "pop", "adm", "--group", "billing", "--batch", "5", "--wait", "5s").want(t, exitOK); len(r.lines()) != 2 {
+		t.Fatalf("after replay: %s", r.stdout)
+	}
+	b.ctl(t, "", "replay", "adm", "--group", "billing").want(t, exitUsage)
 	r = b.ctl(t, "", "status").want(t, exitOK)
 	if !strings.Contains(r.stdout, "messages") || !strings.Contains(r.stdout, "stats age") {
 		t.Fatalf("status: %s", r.stdout)

@@ -144,6 +144,37 @@ func (a *app) seekCommand(use string) *cobra.Command {
 	return cmd
 }
 
+// replayCmd is Queen's `replay`: move a group back to a point in time, so it reads again
+// every message created since.
+func (a *app) replayCmd() *cobra.Command {
+	var group, from string
+	cmd := &cobra.Command{
+		Use:               "replay QUEUE",
+		Short:             "Replay a queue for a consumer group from a point in time (seek --to)",
+		Example:           "  queenctl replay orders --group billing --from 2026-04-26T10:00:00Z",
+		Args:              nargs(1, 1),
+		ValidArgsFunction: a.completeQueues,
+	}
+	cmd.Flags().StringVar(&group, "group", "", "consumer group to rewind (required)")
+	cmd.Flags().StringVar(&from, "from", "", "RFC 3339 timestamp to replay from (required)")
+	cmd.RunE = a.run(func(args []string) int {
+		if group == "" || from == "" {
+			return a.usageError("replay needs --group and --from TIMESTAMP")
+		}
+		t, err := time.Parse(time.RFC3339Nano, from)
+		if err != nil {
+			return a.usageError("invalid --from %q: want an RFC 3339 timestamp such as 2026-04-26T10:00:00Z", from)
+		}
+		res, err := a.c.Queue(args[0]).Seek(a.ctx, group, queen.SeekTime(t))
+		if err != nil {
+			return a.fail(err)
+		}
+		row := []string{res.ConsumerGroup, res.Queue, strconv.Itoa(res.PartitionsUpdated)}
+		return a.print(res, []string{"GROUP", "QUEUE", "PARTITIONS_UPDATED"}, [][]string{row})
+	})
+	return cmd
+}
+
 // seekCmd is the top-level `seek`, kept from before `groups seek`.
 func (a *app) seekCmd() *cobra.Command { return a.seekCommand("seek") }
 

@@ -92,7 +92,7 @@ only to the context's own server).
 	// Help goes to stdout, once; the default template adds the exit codes through Long.
 	a.g.register(root)
 	root.AddCommand(a.pushCmd(), a.popCmd(), a.ackCmd(), a.extendCmd(), a.consumeCmd(), a.tailCmd(),
-		a.txnCmd(), a.queuesCmd(), a.partitionsCmd(), a.messagesCmd(), a.dlqCmd(), a.groupsCmd(), a.seekCmd(),
+		a.txnCmd(), a.queuesCmd(), a.partitionsCmd(), a.messagesCmd(), a.dlqCmd(), a.groupsCmd(), a.seekCmd(), a.replayCmd(),
 		a.lagCmd(), a.tracesCmd(), a.statusCmd(), a.healthCmd(), a.contextCmd())
 	root.SetHelpCommand(&cobra.Command{
 		Use:   "help [COMMAND]",
