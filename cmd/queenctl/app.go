@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,25 +11,32 @@ import (
 	"time"
 
 	queen "github.com/queen-go/queen/client"
+	"github.com/spf13/cobra"
 )
+
+// defaultServer is the broker queenctl talks to when nothing names one.
+const defaultServer = "http://localhost:6632"
 
 // globals are the flags every command accepts.
 type globals struct {
 	server   string
 	token    string
+	context  string
 	output   string
 	progress bool
 	timeout  duration
 }
 
-// defaultGlobals reads the environment, so a shell can point every command at a broker once.
-func defaultGlobals() globals {
-	g := globals{server: os.Getenv("QUEEN_SERVER"), token: os.Getenv("QUEEN_TOKEN")}
-	if g.server == "" {
-		g.server = "http://localhost:6632"
-	}
+// register adds the global flags to the root command; every command inherits them.
+func (g *globals) register(root *cobra.Command) {
 	g.timeout = duration(queen.DefaultTimeout)
-	return g
+	f := root.PersistentFlags()
+	f.StringVar(&g.server, "server", "", "broker URL; several, comma-separated, fail over (default $QUEEN_SERVER, the context's, or "+defaultServer+")")
+	f.StringVar(&g.token, "token", "", "bearer token when the broker has authentication on (default $QUEEN_TOKEN or the context's)")
+	f.StringVar(&g.context, "context", "", "use this context instead of the current one (see 'queenctl context')")
+	f.StringVarP(&g.output, "output", "o", "", "output format: table, json or yaml (default: JSON lines for messages, tables otherwise)")
+	f.BoolVar(&g.progress, "progress", false, "show progress on stderr even when it is not a terminal")
+	f.Var(&g.timeout, "timeout", "timeout of one request attempt (e.g. 10s)")
 }
 
 // app is one queenctl invocation.
@@ -39,102 +45,81 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	g              globals
-	cmd            command
-	c              *queen.Client // built from the global flags by parse
+	name           string        // the running command's path without "queenctl ", for messages
+	c              *queen.Client // built from the globals by prepare
 }
 
-// flagSet returns a flag set with the global flags. The current values are the defaults, so
-// global flags given before the command survive the command's own parse.
-func (a *app) flagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are reported by parse, with a hint
-	fs.StringVar(&a.g.server, "server", a.g.server, "broker URL; several, comma-separated, fail over (env QUEEN_SERVER)")
-	// A Func flag shows no default, so a token from the environment never appears in -h.
-	fs.Func("token", "bearer token when the broker has authentication on (env QUEEN_TOKEN)", func(s string) error {
-		a.g.token = s
-		return nil
-	})
-	fs.StringVar(&a.g.output, "output", a.g.output, "output format: table or json (default: JSON lines for messages, tables otherwise)")
-	fs.BoolVar(&a.g.progress, "progress", a.g.progress, "show a live rate line on stderr even when it is not a terminal")
-	fs.Var(&a.g.timeout, "timeout", "timeout of one request attempt (e.g. 10s)")
-	return fs
-}
-
-// commandFlags returns the flag set of the running command, with its usage.
-func (a *app) commandFlags() *flag.FlagSet {
-	fs := a.flagSet("queenctl " + a.cmd.name)
-	fs.Usage = func() {
-		fmt.Fprintf(a.stdout, "Usage: queenctl %s [flags] %s\n\n%s.\n\nFlags:\n", a.cmd.name, a.cmd.args, a.cmd.summary)
-		fs.SetOutput(a.stdout)
-		fs.PrintDefaults()
+// prepare checks the global flags, resolves the broker and token (flags, then environment,
+// then context, then the default) and builds the client; no request is sent yet. Commands
+// that need no broker (context, completion, help) skip the client.
+func (a *app) prepare(cmd *cobra.Command) error {
+	a.name = strings.TrimPrefix(cmd.CommandPath(), "queenctl ")
+	switch a.g.output {
+	case "", "table", "json", "yaml":
+	default:
+		return usageErr{fmt.Sprintf("invalid --output %q: want table, json or yaml", a.g.output)}
 	}
-	return fs
-}
-
-// parse parses args, letting flags follow positional arguments when interspersed is set
-// (queenctl push orders '{"a":1}' --partition p); "--" ends the flags. Afterwards fs.Args()
-// holds the positional arguments. It returns ok=false with the exit code when the command
-// must not go on (-h, or a usage error).
-func (a *app) parse(fs *flag.FlagSet, args []string, interspersed bool) (int, bool) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
-				return exitOK, false
-			}
-			return a.usageError("%v", err), false
+	for p := cmd; p != nil; p = p.Parent() {
+		if p.Annotations["noClient"] != "" || p.Name() == "completion" || p.Name() == "help" {
+			return nil
 		}
-		rest := fs.Args()
-		// The flag package drops the "--" it stops at; what it consumed tells.
-		consumed := len(args) - len(rest)
-		if !interspersed || len(rest) == 0 || (consumed > 0 && args[consumed-1] == "--") {
-			pos = append(pos, rest...)
-			break
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
 	}
-	_ = fs.Parse(append([]string{"--"}, pos...))
-	if err := a.checkGlobals(); err != nil {
-		return a.usageError("%v", err), false
-	}
-	return 0, true
-}
-
-// checkGlobals validates the global flags that the flag package cannot, and builds the
-// client from them (no request is sent yet).
-func (a *app) checkGlobals() error {
-	if a.g.output != "" && a.g.output != "table" && a.g.output != "json" {
-		return fmt.Errorf("invalid --output %q: want table or json", a.g.output)
-	}
-	c, err := queen.New(a.g.server, queen.WithBearerToken(a.g.token), queen.WithTimeout(time.Duration(a.g.timeout)))
+	server, token, err := a.resolve(cmd)
 	if err != nil {
-		return fmt.Errorf("--server: %w", err)
+		return err
+	}
+	c, err := queen.New(server, queen.WithBearerToken(token), queen.WithTimeout(time.Duration(a.g.timeout)))
+	if err != nil {
+		return usageErr{fmt.Sprintf("--server: %v", err)}
 	}
 	a.c = c
 	return nil
 }
 
-// parseCmd parses a command's flags (flags and arguments may be mixed) and checks that it got
-// between min and max positional arguments (max < 0: any number).
-func (a *app) parseCmd(fs *flag.FlagSet, args []string, min, max int) (int, bool) {
-	if code, ok := a.parse(fs, args, true); !ok {
-		return code, false
+// resolve picks the server and token: --server/--token, then $QUEEN_SERVER/$QUEEN_TOKEN,
+// then the selected context (--context, else the current one), then the default server. A
+// context's token is sent only to that context's server.
+func (a *app) resolve(cmd *cobra.Command) (server, token string, err error) {
+	flags := cmd.Flags()
+	server, token = os.Getenv("QUEEN_SERVER"), os.Getenv("QUEEN_TOKEN")
+	if flags.Changed("server") {
+		server = a.g.server
 	}
-	if n := fs.NArg(); n < min || (max >= 0 && n > max) {
-		synopsis := strings.TrimSpace("queenctl " + a.cmd.name + " [flags] " + a.cmd.args)
-		return a.usageError("usage: %s (got %d argument(s))", synopsis, n), false
+	if flags.Changed("token") {
+		token = a.g.token
 	}
-	return 0, true
+	var ctxt *contextEntry
+	if server == "" || token == "" || a.g.context != "" {
+		cfg, path, err := loadConfig()
+		if err != nil {
+			return "", "", usageErr{fmt.Sprintf("%s: %v", path, err)}
+		}
+		name := cfg.CurrentContext
+		if a.g.context != "" {
+			name = a.g.context
+		}
+		if name != "" {
+			if ctxt = cfg.find(name); ctxt == nil {
+				return "", "", usageErr{fmt.Sprintf("context %q does not exist (see 'queenctl context list')", name)}
+			}
+		}
+	}
+	if server == "" {
+		server = defaultServer
+		if ctxt != nil {
+			server = ctxt.Server
+		}
+	}
+	if token == "" && ctxt != nil && server == ctxt.Server {
+		token = ctxt.Token
+	}
+	return server, token, nil
 }
 
-// usageError reports a usage mistake and returns exit code 2.
+// usageError reports an invalid input found by a command and returns exit code 2.
 func (a *app) usageError(format string, args ...any) int {
 	fmt.Fprintf(a.stderr, "queenctl: "+format+"\n", args...)
-	if a.cmd.name != "" {
-		fmt.Fprintf(a.stderr, "Run 'queenctl %s -h' for usage.\n", a.cmd.name)
-	}
+	fmt.Fprintf(a.stderr, "Run 'queenctl %s --help' for usage.\n", a.name)
 	return exitUsage
 }
 
@@ -148,20 +133,23 @@ func (a *app) fail(err error) int {
 		case he.StatusCode == 404:
 			code, msg = exitNotFound, he.Message
 		case he.StatusCode == 401 || he.StatusCode == 403:
-			msg = fmt.Sprintf("%s (%d): check --token or QUEEN_TOKEN", he.Message, he.StatusCode)
+			msg = fmt.Sprintf("%s (%d): check --token, QUEEN_TOKEN or the context's token", he.Message, he.StatusCode)
 		default:
 			msg = fmt.Sprintf("broker answered %d: %s", he.StatusCode, he.Message)
 		}
 	}
-	fmt.Fprintf(a.stderr, "queenctl %s: %s\n", a.cmd.name, msg)
+	fmt.Fprintf(a.stderr, "queenctl %s: %s\n", a.name, msg)
 	return code
 }
 
-// duration is a flag.Value for durations that also accepts a bare number of seconds.
+// duration is a flag value for durations that also accepts a bare number of seconds.
 type duration time.Duration
 
-// String prints the duration for -h.
+// String prints the duration for --help.
 func (d *duration) String() string { return time.Duration(*d).String() }
+
+// Type names the value in --help.
+func (d *duration) Type() string { return "duration" }
 
 // Set parses "30s", "1m30s", "250ms" or a bare number of seconds.
 func (d *duration) Set(s string) error {

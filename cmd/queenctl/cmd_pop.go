@@ -3,13 +3,14 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
 	"time"
 
 	queen "github.com/queen-go/queen/client"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // readFlags are the flags that say how a group reads a queue (pop, consume, tail).
@@ -18,7 +19,7 @@ type readFlags struct {
 	partitions                   int
 }
 
-func (r *readFlags) register(fs *flag.FlagSet) {
+func (r *readFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.partition, "partition", "", "read only this partition")
 	fs.StringVar(&r.group, "group", "", "consumer group (default: queue mode)")
 	fs.StringVar(&r.mode, "mode", "", "where a new group starts: all, new or new-only")
@@ -44,54 +45,73 @@ func (r *readFlags) check() error {
 	return nil
 }
 
-// cmdPop pops one batch and prints it.
-func cmdPop(a *app, args []string) int {
-	fs := a.commandFlags()
+// popCmd pops one batch and prints it.
+func (a *app) popCmd() *cobra.Command {
 	var rf readFlags
-	rf.register(fs)
-	batch := fs.Int("batch", 1, "most messages to pop")
-	wait := duration(0)
-	fs.Var(&wait, "wait", "long-poll up to this long when nothing is there (e.g. 10s)")
-	autoAck := fs.Bool("auto-ack", false, "consume the messages as they are delivered (no lease, at most once)")
-	ack := fs.Bool("ack", false, "ack the messages completed once printed")
-	if code, ok := a.parseCmd(fs, args, 1, 1); !ok {
-		return code
+	var batch int
+	var wait duration
+	var autoAck, ack bool
+	cmd := &cobra.Command{
+		Use:   "pop QUEUE",
+		Short: "Pop messages and print them as JSON lines",
+		Long: `Pop one batch of messages and print them as JSON lines (a table with -o table, YAML
+documents with -o yaml); 'queenctl ack -' reads what pop printed.
+
+A pop claims one partition unless --partitions says more, so --batch 10 may return fewer
+messages while other partitions hold more: when stderr is a terminal, pop says so.`,
+		Example: `  queenctl pop orders --batch 10 --wait 5s > batch.jsonl
+  queenctl ack - < batch.jsonl`,
+		Args:              nargs(1, 1),
+		ValidArgsFunction: a.completeQueues,
 	}
-	q := a.c.Queue(fs.Arg(0)).Partition(rf.partition)
-	if err := rf.check(); err != nil {
-		return a.usageError("%v", err)
-	}
-	if *batch < 1 {
-		return a.usageError("--batch must be at least 1, got %d", *batch)
-	}
-	b, err := q.Pop(a.ctx, queen.PopOptions{Batch: *batch, Wait: time.Duration(wait), ConsumerGroup: rf.group,
-		SubscriptionMode: queen.SubscriptionMode(rf.mode), SubscriptionFrom: rf.from, AutoAck: *autoAck,
-		Partitions: rf.partitions})
-	if err != nil {
-		return a.fail(err)
-	}
-	if b.Empty() {
-		fmt.Fprintln(a.stderr, "queenctl pop: no message")
-		return exitNotFound
-	}
-	if err := a.printMessages(b.Messages); err != nil {
-		return a.fail(err)
-	}
-	if *ack && !*autoAck {
-		acks := make([]queen.Ack, len(b.Messages))
-		for i, m := range b.Messages {
-			acks[i] = m.Ack(queen.AckCompleted)
+	f := cmd.Flags()
+	rf.register(f)
+	f.IntVar(&batch, "batch", 1, "most messages to pop")
+	f.Var(&wait, "wait", "long-poll up to this long when nothing is there (e.g. 10s)")
+	f.BoolVar(&autoAck, "auto-ack", false, "consume the messages as they are delivered (no lease, at most once)")
+	f.BoolVar(&ack, "ack", false, "ack the messages completed once printed")
+	cmd.RunE = a.run(func(args []string) int {
+		q := a.c.Queue(args[0]).Partition(rf.partition)
+		if err := rf.check(); err != nil {
+			return a.usageError("%v", err)
 		}
-		return a.ackAll(acks, false)
-	}
-	return exitOK
+		if batch < 1 {
+			return a.usageError("--batch must be at least 1, got %d", batch)
+		}
+		b, err := q.Pop(a.ctx, queen.PopOptions{Batch: batch, Wait: time.Duration(wait), ConsumerGroup: rf.group,
+			SubscriptionMode: queen.SubscriptionMode(rf.mode), SubscriptionFrom: rf.from, AutoAck: autoAck,
+			Partitions: rf.partitions})
+		if err != nil {
+			return a.fail(err)
+		}
+		if b.Empty() {
+			fmt.Fprintln(a.stderr, "queenctl pop: no message")
+			return exitNotFound
+		}
+		if err := a.printMessages(b.Messages); err != nil {
+			return a.fail(err)
+		}
+		if n := len(b.Messages); n < batch && rf.partitions == 1 && rf.partition == "" && stderrIsTerminal(a.stderr) {
+			fmt.Fprintf(a.stderr, "queenctl pop: %d of %d: a pop claims one partition; other partitions may hold more (--partitions N reads up to N at once)\n", n, batch)
+		}
+		if ack && !autoAck {
+			acks := make([]queen.Ack, len(b.Messages))
+			for i, m := range b.Messages {
+				acks[i] = m.Ack(queen.AckCompleted)
+			}
+			return a.ackAll(acks, false)
+		}
+		return exitOK
+	})
+	return cmd
 }
 
-// printMessages prints messages as JSON lines, or as a table with --output table.
+// printMessages prints messages as JSON lines, YAML documents with --output yaml, or a
+// table with --output table.
 func (a *app) printMessages(ms []*queen.Message) error {
 	if a.g.output != "table" {
 		for _, m := range ms {
-			if err := a.jsonLine(m); err != nil {
+			if err := a.record(m); err != nil {
 				return err
 			}
 		}
@@ -105,45 +125,54 @@ func (a *app) printMessages(ms []*queen.Message) error {
 	return a.show(nil, []string{"TRANSACTION_ID", "PARTITION", "PARTITION_ID", "LEASE_ID", "RETRIES", "DATA"}, rows)
 }
 
-// cmdAck acks one message named by flags, or every message read from stdin.
-func cmdAck(a *app, args []string) int {
-	fs := a.commandFlags()
+// ackCmd acks one message named by flags, or every message read from stdin.
+func (a *app) ackCmd() *cobra.Command {
 	var ack queen.Ack
-	fs.StringVar(&ack.PartitionID, "partition-id", "", "partitionId of the message")
-	fs.StringVar(&ack.TransactionID, "txid", "", "transactionId of the message")
-	fs.StringVar(&ack.LeaseID, "lease", "", "leaseId of the pop (omit for a lease-less ack)")
-	fs.StringVar(&ack.ConsumerGroup, "group", "", "consumer group (default: queue mode)")
-	status := fs.String("status", "completed", "completed, failed, retry or dlq")
-	fs.StringVar(&ack.Error, "error", "", "failure reason, kept if the message is dead-lettered")
-	if code, ok := a.parseCmd(fs, args, 0, 1); !ok {
-		return code
+	var status string
+	cmd := &cobra.Command{
+		Use:   "ack [-]",
+		Short: "Ack a message by ids, or the messages read as JSON lines from stdin",
+		Example: `  queenctl ack --partition-id PARTITION_ID --txid TRANSACTION_ID
+  queenctl pop orders --batch 10 | queenctl ack -
+  queenctl ack - --status failed --error "cannot parse" < batch.jsonl`,
+		Args: nargs(0, 1),
 	}
-	switch ack.Status = queen.AckStatus(*status); ack.Status {
-	case queen.AckCompleted, queen.AckFailed, queen.AckRetry, queen.AckDLQ:
-	default:
-		return a.usageError("invalid --status %q: want completed, failed, retry or dlq", *status)
-	}
-	fromStdin := fs.NArg() == 1 && fs.Arg(0) == "-"
-	switch {
-	case fs.NArg() > 0 && !fromStdin:
-		return a.usageError("unexpected arguments %q: name the message with --partition-id and --txid, or give - to read messages from stdin", fs.Args())
-	case fromStdin && (ack.PartitionID != "" || ack.TransactionID != ""):
-		return a.usageError("give --partition-id/--txid or -, not both")
-	case !fromStdin && (ack.PartitionID == "" || ack.TransactionID == ""):
-		return a.usageError("ack needs --partition-id and --txid, or - to read messages (as printed by pop) from stdin")
-	}
-	acks := []queen.Ack{ack}
-	if fromStdin {
-		ms, err := readMessages(a.stdin)
-		if err != nil {
-			return a.usageError("stdin: %v", err)
+	f := cmd.Flags()
+	f.StringVar(&ack.PartitionID, "partition-id", "", "partitionId of the message")
+	f.StringVar(&ack.TransactionID, "txid", "", "transactionId of the message")
+	f.StringVar(&ack.LeaseID, "lease", "", "leaseId of the pop (omit for a lease-less ack)")
+	f.StringVar(&ack.ConsumerGroup, "group", "", "consumer group (default: queue mode)")
+	f.StringVar(&status, "status", "completed", "completed, failed, retry or dlq")
+	f.StringVar(&ack.Error, "error", "", "failure reason, kept if the message is dead-lettered")
+	cmd.RunE = a.run(func(args []string) int {
+		switch ack.Status = queen.AckStatus(status); ack.Status {
+		case queen.AckCompleted, queen.AckFailed, queen.AckRetry, queen.AckDLQ:
+		default:
+			return a.usageError("invalid --status %q: want completed, failed, retry or dlq", status)
 		}
-		acks = acks[:0]
-		for _, m := range ms {
-			acks = append(acks, m.Ack(ack.Status).WithError(ack.Error))
+		fromStdin := len(args) == 1 && args[0] == "-"
+		switch {
+		case len(args) > 0 && !fromStdin:
+			return a.usageError("unexpected arguments %q: name the message with --partition-id and --txid, or give - to read messages from stdin", args)
+		case fromStdin && (ack.PartitionID != "" || ack.TransactionID != ""):
+			return a.usageError("give --partition-id/--txid or -, not both")
+		case !fromStdin && (ack.PartitionID == "" || ack.TransactionID == ""):
+			return a.usageError("ack needs --partition-id and --txid, or - to read messages (as printed by pop) from stdin")
 		}
-	}
-	return a.ackAll(acks, true)
+		acks := []queen.Ack{ack}
+		if fromStdin {
+			ms, err := readMessages(a.stdin)
+			if err != nil {
+				return a.usageError("stdin: %v", err)
+			}
+			acks = acks[:0]
+			for _, m := range ms {
+				acks = append(acks, m.Ack(ack.Status).WithError(ack.Error))
+			}
+		}
+		return a.ackAll(acks, true)
+	})
+	return cmd
 }
 
 // readMessages decodes a stream of JSON messages (JSON lines or concatenated values).
@@ -190,7 +219,7 @@ func (a *app) ackAll(acks []queen.Ack, print bool) int {
 			code = exitFailure
 		}
 		if !r.OK() && !print {
-			fmt.Fprintf(a.stderr, "queenctl %s: ack %s: %s\n", a.cmd.name, r.TransactionID, r.Error)
+			fmt.Fprintf(a.stderr, "queenctl %s: ack %s: %s\n", a.name, r.TransactionID, r.Error)
 		}
 	}
 	if print {
@@ -201,27 +230,31 @@ func (a *app) ackAll(acks []queen.Ack, print bool) int {
 	return code
 }
 
-// cmdExtend extends a lease.
-func cmdExtend(a *app, args []string) int {
-	fs := a.commandFlags()
+// extendCmd extends a lease.
+func (a *app) extendCmd() *cobra.Command {
 	by := duration(60 * time.Second)
-	fs.Var(&by, "by", "new expiry: at least now + this")
-	if code, ok := a.parseCmd(fs, args, 1, 1); !ok {
-		return code
+	cmd := &cobra.Command{
+		Use:   "extend LEASE_ID",
+		Short: "Extend a lease",
+		Args:  nargs(1, 1),
 	}
-	res, err := a.c.ExtendLease(a.ctx, fs.Arg(0), time.Duration(by))
-	if err != nil {
-		return a.fail(err)
-	}
-	expires := ""
-	if !res.ExpiresAt.IsZero() {
-		expires = res.ExpiresAt.Format(time.RFC3339Nano)
-	}
-	if err := a.show(res, []string{"LEASE_ID", "STATUS", "EXPIRES_AT"}, [][]string{{res.LeaseID, res.Status.String(), expires}}); err != nil {
-		return a.fail(err)
-	}
-	if res.Status != queen.LeaseExtended {
-		return exitNotFound
-	}
-	return exitOK
+	cmd.Flags().Var(&by, "by", "new expiry: at least now + this")
+	cmd.RunE = a.run(func(args []string) int {
+		res, err := a.c.ExtendLease(a.ctx, args[0], time.Duration(by))
+		if err != nil {
+			return a.fail(err)
+		}
+		expires := ""
+		if !res.ExpiresAt.IsZero() {
+			expires = res.ExpiresAt.Format(time.RFC3339Nano)
+		}
+		if err := a.show(res, []string{"LEASE_ID", "STATUS", "EXPIRES_AT"}, [][]string{{res.LeaseID, res.Status.String(), expires}}); err != nil {
+			return a.fail(err)
+		}
+		if res.Status != queen.LeaseExtended {
+			return exitNotFound
+		}
+		return exitOK
+	})
+	return cmd
 }

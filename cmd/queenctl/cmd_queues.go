@@ -1,65 +1,166 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"strconv"
 	"time"
 
 	queen "github.com/queen-go/queen/client"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// cmdQueues dispatches queues list|create|configure|delete.
-func cmdQueues(a *app, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(a.stdout, `Usage:
-  queenctl queues list
+// queuesCmd is `queenctl queues`: list, get, create, configure and delete queues.
+func (a *app) queuesCmd() *cobra.Command {
+	cmd := parent(&cobra.Command{
+		Use:     "queues",
+		Aliases: []string{"queue"},
+		Short:   "List and manage queues",
+		Example: `  queenctl queues list
+  queenctl queues get NAME
   queenctl queues create NAME [option flags]
   queenctl queues configure NAME [option flags]   (replaces every option; unset ones go back to defaults)
-  queenctl queues delete NAME                     (exit 3 when the queue did not exist)
-
-Run 'queenctl queues create -h' for the option flags.
-`)
-		if len(args) == 0 {
-			return exitUsage
+  queenctl queues delete NAME                     (exit 3 when the queue did not exist)`,
+	})
+	list := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List queues with their message counts",
+		Args:    nargs(0, 0),
+		RunE: a.run(func([]string) int {
+			qs, err := a.c.Queues(a.ctx)
+			if err != nil {
+				return a.fail(err)
+			}
+			rows := make([][]string, len(qs))
+			for i, q := range qs {
+				rows[i] = []string{q.Name, q.Namespace, q.Task, strconv.Itoa(q.Partitions), strconv.Itoa(q.Messages.Total),
+					strconv.Itoa(q.Messages.Pending), strconv.Itoa(q.Messages.Processing)}
+			}
+			return a.print(qs, []string{"NAME", "NAMESPACE", "TASK", "PARTITIONS", "TOTAL", "PENDING", "PROCESSING"}, rows)
+		}),
+	}
+	get := &cobra.Command{
+		Use:               "get NAME",
+		Aliases:           []string{"describe"},
+		Short:             "Show a queue with its partitions and counts",
+		Args:              nargs(1, 1),
+		ValidArgsFunction: a.completeQueues,
+		RunE: a.run(func(args []string) int {
+			d, err := a.c.Queue(args[0]).Detail(a.ctx)
+			if err != nil {
+				return a.fail(err)
+			}
+			rows := [][]string{countRow("(all)", d.Totals, time.Time{}, time.Time{})}
+			for _, p := range d.Partitions {
+				rows = append(rows, countRow(p.Name, p.Stats, p.OldestMessage, p.NewestMessage))
+			}
+			if a.g.output == "" || a.g.output == "table" {
+				fmt.Fprintf(a.stdout, "Queue %s (namespace %q, task %q), %d partition(s)\n\n", d.Name, d.Namespace, d.Task, len(d.Partitions))
+			}
+			return a.print(d, countHeader, rows)
+		}),
+	}
+	configure := func(use, short string) *cobra.Command {
+		c := &cobra.Command{
+			Use:               use + " NAME",
+			Short:             short,
+			Args:              nargs(1, 1),
+			ValidArgsFunction: a.completeQueues,
 		}
-		return exitOK
+		options := queueOptionFlags(c.Flags())
+		c.RunE = a.run(func(args []string) int { return a.queuesConfigure(args[0], *options) })
+		return c
 	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "list", "ls":
-		return a.queuesList(rest)
-	case "create", "configure":
-		return a.queuesConfigure(sub, rest)
-	case "delete", "rm":
-		return a.queuesDelete(rest)
+	del := &cobra.Command{
+		Use:               "delete NAME",
+		Aliases:           []string{"rm"},
+		Short:             "Delete a queue with its messages (exit 3 when it did not exist)",
+		Args:              nargs(1, 1),
+		ValidArgsFunction: a.completeQueues,
+		RunE: a.run(func(args []string) int {
+			existed, err := a.c.Queue(args[0]).Delete(a.ctx)
+			if err != nil {
+				return a.fail(err)
+			}
+			out := struct {
+				Queue   string `json:"queue"`
+				Existed bool   `json:"existed"`
+			}{args[0], existed}
+			if code := a.print(out, []string{"QUEUE", "DELETED"}, [][]string{{out.Queue, strconv.FormatBool(existed)}}); code != exitOK {
+				return code
+			}
+			if !existed {
+				return exitNotFound
+			}
+			return exitOK
+		}),
 	}
-	return a.usageError("unknown queues subcommand %q: want list, create, configure or delete", sub)
+	cmd.AddCommand(list, get, configure("create", "Create a queue with options (or replace its options)"),
+		configure("configure", "Replace a queue's options (unset ones go back to defaults)"), del)
+	return cmd
 }
 
-func (a *app) queuesList(args []string) int {
-	fs := a.commandFlags()
-	if code, ok := a.parseCmd(fs, args, 0, 0); !ok {
-		return code
+// countHeader and countRow lay out message counts, for queues get and partitions list.
+var countHeader = []string{"PARTITION", "TOTAL", "PENDING", "PROCESSING", "COMPLETED", "DEAD_LETTER", "OLDEST", "NEWEST"}
+
+func countRow(name string, c queen.Counters, oldest, newest time.Time) []string {
+	return []string{name, strconv.Itoa(c.Total), strconv.Itoa(c.Pending), strconv.Itoa(c.Processing),
+		strconv.Itoa(c.Completed), strconv.Itoa(c.DeadLetter), ts(oldest), ts(newest)}
+}
+
+// partitionsCmd is `queenctl partitions list QUEUE`.
+func (a *app) partitionsCmd() *cobra.Command {
+	cmd := parent(&cobra.Command{
+		Use:     "partitions",
+		Short:   "List a queue's partitions",
+		Example: "  queenctl partitions list orders",
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:               "list QUEUE",
+		Aliases:           []string{"ls"},
+		Short:             "List a queue's partitions with their message counts",
+		Args:              nargs(1, 1),
+		ValidArgsFunction: a.completeQueues,
+		RunE: a.run(func(args []string) int {
+			d, err := a.c.Queue(args[0]).Detail(a.ctx)
+			if err != nil {
+				return a.fail(err)
+			}
+			rows := make([][]string, len(d.Partitions))
+			for i, p := range d.Partitions {
+				rows[i] = countRow(p.Name, p.Stats, p.OldestMessage, p.NewestMessage)
+			}
+			return a.print(d.Partitions, countHeader, rows)
+		}),
+	})
+	return cmd
+}
+
+// completeQueues completes the first argument with the broker's queue names.
+func (a *app) completeQueues(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	if a.c == nil {
+		if err := a.prepare(cmd); err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
 	}
 	qs, err := a.c.Queues(a.ctx)
 	if err != nil {
-		return a.fail(err)
+		return nil, cobra.ShellCompDirectiveError
 	}
-	rows := make([][]string, len(qs))
+	names := make([]string, len(qs))
 	for i, q := range qs {
-		rows[i] = []string{q.Name, q.Namespace, q.Task, strconv.Itoa(q.Partitions), strconv.Itoa(q.Messages.Total),
-			strconv.Itoa(q.Messages.Pending), strconv.Itoa(q.Messages.Processing)}
+		names[i] = q.Name
 	}
-	if err := a.show(qs, []string{"NAME", "NAMESPACE", "TASK", "PARTITIONS", "TOTAL", "PENDING", "PROCESSING"}, rows); err != nil {
-		return a.fail(err)
-	}
-	return exitOK
+	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
 // queueOptionFlags registers one flag per queue option. Each flag given appends its option
 // to the returned list, so options the user did not name keep the broker's defaults.
-func queueOptionFlags(fs *flag.FlagSet) *[]queen.QueueOption {
+func queueOptionFlags(fs *pflag.FlagSet) *[]queen.QueueOption {
 	opts := new([]queen.QueueOption)
 	add := func(o queen.QueueOption) { *opts = append(*opts, o) }
 	label := func(name string, f func(string) queen.QueueOption) {
@@ -119,13 +220,9 @@ func queueOptionFlags(fs *flag.FlagSet) *[]queen.QueueOption {
 	return opts
 }
 
-func (a *app) queuesConfigure(sub string, args []string) int {
-	fs := a.commandFlags()
-	options := queueOptionFlags(fs)
-	if code, ok := a.parseCmd(fs, args, 1, 1); !ok {
-		return code
-	}
-	cfg, err := a.c.Queue(fs.Arg(0)).Configure(a.ctx, *options...)
+// queuesConfigure creates or reconfigures a queue and prints its effective options.
+func (a *app) queuesConfigure(name string, options []queen.QueueOption) int {
+	cfg, err := a.c.Queue(name).Configure(a.ctx, options...)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -141,28 +238,6 @@ func (a *app) queuesConfigure(sub string, args []string) int {
 	}
 	if err := a.show(cfg, []string{"OPTION", "VALUE"}, rows); err != nil {
 		return a.fail(err)
-	}
-	return exitOK
-}
-
-func (a *app) queuesDelete(args []string) int {
-	fs := a.commandFlags()
-	if code, ok := a.parseCmd(fs, args, 1, 1); !ok {
-		return code
-	}
-	existed, err := a.c.Queue(fs.Arg(0)).Delete(a.ctx)
-	if err != nil {
-		return a.fail(err)
-	}
-	out := struct {
-		Queue   string `json:"queue"`
-		Existed bool   `json:"existed"`
-	}{fs.Arg(0), existed}
-	if err := a.show(out, []string{"QUEUE", "DELETED"}, [][]string{{out.Queue, strconv.FormatBool(existed)}}); err != nil {
-		return a.fail(err)
-	}
-	if !existed {
-		return exitNotFound
 	}
 	return exitOK
 }

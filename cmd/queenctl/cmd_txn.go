@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	queen "github.com/queen-go/queen/client"
+	"github.com/spf13/cobra"
 )
 
 // txnFileOp is one operation of a transaction file, in the broker's own request format
@@ -47,44 +48,47 @@ func (it txnFileItem) item() queen.Item {
 	return queen.Item{Payload: p, TransactionID: it.TransactionID, TraceID: it.TraceID}
 }
 
-// cmdTxn commits a transaction described by a JSON file.
-func cmdTxn(a *app, args []string) int {
-	fs := a.commandFlags()
-	if code, ok := a.parseCmd(fs, args, 1, 1); !ok {
-		return code
+// txnCmd commits a transaction described by a JSON file.
+func (a *app) txnCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "txn FILE|-",
+		Short: "Commit a transaction read from a JSON file",
+		Long: `Commit a transaction read from a JSON file in the broker's own request format
+(POST /api/v1/transaction: {"operations":[...],"requiredLeases":[...]}); '-' reads stdin.
+A transaction already committed (its keys taken) counts as success.`,
+		Args: nargs(1, 1),
+		RunE: a.run(func(args []string) int {
+			var in io.Reader = a.stdin
+			if name := args[0]; name != "-" {
+				f, err := os.Open(name)
+				if err != nil {
+					return a.usageError("%v", err)
+				}
+				defer f.Close()
+				in = f
+			}
+			tx, err := readTxn(a.c, in)
+			if err != nil {
+				return a.usageError("%s: %v", args[0], err)
+			}
+			res, err := tx.Commit(a.ctx)
+			if te, ok := errors.AsType[*queen.TxnError](err); ok {
+				fmt.Fprintf(a.stderr, "queenctl txn: rolled back: %s\n", te.Message)
+				return exitFailure
+			}
+			if err != nil {
+				return a.fail(err)
+			}
+			if a.g.output != "json" && a.g.output != "yaml" {
+				fmt.Fprintf(a.stdout, "%s %s\n", res.Status, res.TransactionID)
+			}
+			rows := make([][]string, len(res.Results))
+			for i, r := range res.Results {
+				rows[i] = []string{strconv.Itoa(r.Index), r.Type, r.TransactionID, r.MessageID, r.Queue}
+			}
+			return a.print(res, []string{"INDEX", "TYPE", "TRANSACTION_ID", "MESSAGE_ID", "QUEUE"}, rows)
+		}),
 	}
-	var in io.Reader = a.stdin
-	if name := fs.Arg(0); name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return a.usageError("%v", err)
-		}
-		defer f.Close()
-		in = f
-	}
-	tx, err := readTxn(a.c, in)
-	if err != nil {
-		return a.usageError("%s: %v", fs.Arg(0), err)
-	}
-	res, err := tx.Commit(a.ctx)
-	if te, ok := errors.AsType[*queen.TxnError](err); ok {
-		fmt.Fprintf(a.stderr, "queenctl txn: rolled back: %s\n", te.Message)
-		return exitFailure
-	}
-	if err != nil {
-		return a.fail(err)
-	}
-	if a.g.output != "json" {
-		fmt.Fprintf(a.stdout, "%s %s\n", res.Status, res.TransactionID)
-	}
-	rows := make([][]string, len(res.Results))
-	for i, r := range res.Results {
-		rows[i] = []string{strconv.Itoa(r.Index), r.Type, r.TransactionID, r.MessageID, r.Queue}
-	}
-	if err := a.show(res, []string{"INDEX", "TYPE", "TRANSACTION_ID", "MESSAGE_ID", "QUEUE"}, rows); err != nil {
-		return a.fail(err)
-	}
-	return exitOK
 }
 
 // readTxn builds the SDK transaction from the file, checking what the broker would refuse

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +18,19 @@ import (
 var testDSN string
 
 func TestMain(m *testing.M) {
-	testserver.Main(m, &testDSN, m.Run)
+	// No test reads the user's configuration or environment: contexts are tested with a
+	// configuration file of their own.
+	dir, err := os.MkdirTemp("", "queenctl-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("QUEENCTL_CONFIG", filepath.Join(dir, "none", "config.yaml"))
+	os.Unsetenv("QUEEN_SERVER")
+	os.Unsetenv("QUEEN_TOKEN")
+	testserver.Main(m, &testDSN, func() int {
+		defer os.RemoveAll(dir)
+		return m.Run()
+	})
 }
 
 // syncBuffer is a bytes.Buffer safe to read while a running command writes to it.

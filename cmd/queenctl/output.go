@@ -10,10 +10,11 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
+
+	"sigs.k8s.io/yaml"
 )
 
-// jsonLine writes v as one line of JSON. Message streams use it whatever --output says, so
-// that `queenctl pop | jq` and `queenctl pop | queenctl ack -` always work.
+// jsonLine writes v as one line of JSON.
 func (a *app) jsonLine(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -23,15 +24,39 @@ func (a *app) jsonLine(v any) error {
 	return err
 }
 
-// show prints v as indented JSON with --output json, and as a table otherwise: header names
-// the columns and rows returns the cells.
+// record writes one item of a stream (a message, a push result): a YAML document with
+// --output yaml, else a JSON line, so that `queenctl pop | jq` and `queenctl pop | queenctl
+// ack -` always work.
+func (a *app) record(v any) error {
+	if a.g.output == "yaml" {
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(a.stdout, "---\n%s", b)
+		return err
+	}
+	return a.jsonLine(v)
+}
+
+// show prints v as indented JSON with --output json, as YAML with --output yaml (the same
+// field names: YAML is made from the JSON), and as a table otherwise: header names the
+// columns and rows returns the cells.
 func (a *app) show(v any, header []string, rows [][]string) error {
-	if a.g.output == "json" {
+	switch a.g.output {
+	case "json":
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(a.stdout, "%s\n", b)
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = a.stdout.Write(b)
 		return err
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
@@ -42,6 +67,14 @@ func (a *app) show(v any, header []string, rows [][]string) error {
 	return tw.Flush()
 }
 
+// print is show for a command's last step: it returns the exit code.
+func (a *app) print(v any, header []string, rows [][]string) int {
+	if err := a.show(v, header, rows); err != nil {
+		return a.fail(err)
+	}
+	return exitOK
+}
+
 // truncate shortens a cell for tables, where a long payload would wreck the layout.
 func truncate(s string, n int) string {
 	if len(s) <= n {
@@ -50,59 +83,97 @@ func truncate(s string, n int) string {
 	return s[:n-1] + "…"
 }
 
-// rate is the live "N messages, R/s" line of long operations, on stderr.
-type rate struct {
+// ts formats a time for tables; the zero time is empty.
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// progress is the live progress line of long operations, on stderr: a bar with a count,
+// a percentage and an estimate when the total is known, a count and a rate otherwise.
+type progress struct {
 	w     io.Writer
 	label string
+	total int64
 	start time.Time
 	n     atomic.Int64
 	stop  chan struct{}
 	done  sync.WaitGroup
 }
 
-// startRate starts the rate line when stderr is a terminal or --progress is given; otherwise
-// it returns nil, on which add and finish do nothing, so scripts' stderr stays clean.
-func (a *app) startRate(label string) *rate {
-	if !a.g.progress && !isTerminal(a.stderr) {
+// startProgress starts the progress line when stderr is a terminal or --progress is given;
+// otherwise it returns nil, on which add and finish do nothing, so scripts' stderr stays
+// clean. total <= 0 means unknown.
+func (a *app) startProgress(label string, total int64) *progress {
+	if !a.g.progress && !stderrIsTerminal(a.stderr) {
 		return nil
 	}
-	r := &rate{w: a.stderr, label: label, start: time.Now(), stop: make(chan struct{})}
-	r.done.Go(func() {
-		t := time.NewTicker(500 * time.Millisecond)
+	p := &progress{w: a.stderr, label: label, total: total, start: time.Now(), stop: make(chan struct{})}
+	p.done.Go(func() {
+		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
-			case <-r.stop:
-				r.print("\n")
+			case <-p.stop:
+				p.print("\n")
 				return
 			case <-t.C:
-				r.print("")
+				p.print("")
 			}
 		}
 	})
-	return r
+	return p
 }
 
 // add counts n more items.
-func (r *rate) add(n int) {
-	if r != nil {
-		r.n.Add(int64(n))
+func (p *progress) add(n int) {
+	if p != nil {
+		p.n.Add(int64(n))
 	}
 }
 
 // finish prints the final figures and ends the line.
-func (r *rate) finish() {
-	if r != nil {
-		close(r.stop)
-		r.done.Wait()
+func (p *progress) finish() {
+	if p != nil {
+		close(p.stop)
+		p.done.Wait()
 	}
 }
 
-func (r *rate) print(end string) {
-	n := r.n.Load()
-	secs := time.Since(r.start).Seconds()
+// barWidth is the number of cells of the bar.
+const barWidth = 30
+
+func (p *progress) print(end string) {
+	n := p.n.Load()
+	secs := time.Since(p.start).Seconds()
+	rate := float64(n) / max(secs, 0.001)
 	// \r rewrites the line in place; the trailing spaces erase a longer previous line.
-	fmt.Fprintf(r.w, "\r%d %s  %.1f/s  %.0fs   %s", n, r.label, float64(n)/max(secs, 0.001), secs, end)
+	if p.total <= 0 {
+		fmt.Fprintf(p.w, "\r%d %s  %.1f/s  %.0fs   %s", n, p.label, rate, secs, end)
+		return
+	}
+	frac := min(float64(n)/float64(p.total), 1)
+	filled := int(frac * barWidth)
+	bar := strings.Repeat("=", filled) + strings.Repeat(" ", barWidth-filled)
+	if filled > 0 && filled < barWidth {
+		bar = bar[:filled-1] + ">" + bar[filled:]
+	}
+	eta := ""
+	if rate > 0 && n < p.total {
+		eta = fmt.Sprintf("  eta %.0fs", float64(p.total-n)/rate)
+	}
+	fmt.Fprintf(p.w, "\r[%s] %3.0f%%  %d/%d %s  %.1f/s  %.0fs%s   %s", bar, frac*100, n, p.total, p.label, rate, secs, eta, end)
+}
+
+// stderrIsTerminal reports whether w is a terminal; a variable so tests can pretend.
+var stderrIsTerminal = isTerminalWriter
+
+// isTerminalWriter is isTerminal for any value.
+func isTerminalWriter(w any) bool {
+	iw, ok := w.(io.Writer)
+	return ok && isTerminal(iw)
 }
 
 // isTerminal reports whether w is a character device, without a terminal library.

@@ -15,14 +15,14 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string // in stderr
 	}{
-		{nil, "Usage: queenctl"},
+		{nil, "Usage:\n  queenctl [flags]"},
 		{[]string{"pish", "q"}, `unknown command "pish"; did you mean "push"?`},
 		{[]string{"push"}, "push needs a QUEUE"},
 		{[]string{"push", "q"}, "nothing to push"},
 		{[]string{"push", "q", "hello"}, `is not JSON; quote a string as '"text"' or use --raw`},
 		{[]string{"push", "q", "1", "2", "--txid", "k"}, "--txid names one message"},
-		{[]string{"push", "--bogus", "q", "1"}, "flag provided but not defined: -bogus"},
-		{[]string{"--output", "xml", "health"}, `invalid --output "xml": want table or json`},
+		{[]string{"push", "--bogus", "q", "1"}, "unknown flag: --bogus"},
+		{[]string{"--output", "xml", "health"}, `invalid --output "xml": want table, json or yaml`},
 		{[]string{"pop", "q", "--wait", "5x"}, "want a duration such as 30s"},
 		{[]string{"pop", "q", "--mode", "old"}, `invalid --mode "old": want all, new or new-only`},
 		{[]string{"pop", "q", "--from", "yesterday"}, `invalid --from "yesterday"`},
