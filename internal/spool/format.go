@@ -43,23 +43,7 @@ func frameSum(lenBytes, body []byte) uint32 {
 	return crc32.Update(crc32.Checksum(lenBytes, castagnoli), castagnoli, body)
 }
 
-// appendFrame appends one frame holding recs to dst.
-func appendFrame(dst []byte, recs []Record) []byte {
-	start := len(dst)
-	dst = append(dst, make([]byte, frameHeaderLen)...)
-	dst = binary.AppendUvarint(dst, uint64(len(recs)))
-	var scratch []byte
-	for i := range recs {
-		scratch = encodeRecord(scratch[:0], &recs[i])
-		dst = binary.AppendUvarint(dst, uint64(len(scratch)))
-		dst = append(dst, scratch...)
-	}
-	body := dst[start+frameHeaderLen:]
-	binary.LittleEndian.PutUint32(dst[start:], uint32(len(body)))
-	binary.LittleEndian.PutUint32(dst[start+4:], frameSum(dst[start:start+4], body))
-	return dst
-}
-
+// encodeRecord appends r's encoding (without its length prefix) to dst.
 func encodeRecord(dst []byte, r *Record) []byte {
 	dst = binary.AppendVarint(dst, r.SpooledAt.UnixNano())
 	for _, s := range [...]string{r.Queue, r.Partition, r.MessageID, r.Key, r.TraceID} {

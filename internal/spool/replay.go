@@ -120,6 +120,9 @@ func (s *Spool) Commit(b Batch) error {
 	for s.cur.seq != b.end.seq {
 		// The batch went past the end of this file, which is sealed (a newer one exists).
 		seg := s.segs[0]
+		if !seg.sealed || seg.seq != s.cur.seq {
+			return fmt.Errorf("spool: batch ends in file %d, replay is in file %d", b.end.seq, s.cur.seq)
+		}
 		if err := s.writeCheckpoint(seg, seg.count); err != nil {
 			return err
 		}

@@ -24,8 +24,9 @@ var (
 	// directory: two writers would interleave their records and replay each other's.
 	ErrLocked = errors.New("spool: directory is locked by another instance")
 	// ErrWrite wraps the cause when an Append could not be made durable (disk full, directory
-	// not writable, fsync failed). Nothing of that Append is kept; the spool stays usable.
-	ErrWrite = errors.New("File buffer write failed")
+	// not writable, fsync failed). Nothing of that Append is kept; the spool stays usable. The
+	// push answers 503 with the reference's "File buffer write failed" per item.
+	ErrWrite = errors.New("spool: write failed")
 	// ErrClosed is returned for work a Spool refuses because it is not running: Append before
 	// Start or after Stop, anything after Close. It wraps lifecycle.ErrStopped.
 	ErrClosed = fmt.Errorf("spool: %w", lifecycle.ErrStopped)
