@@ -265,6 +265,18 @@ func scanFile(path string, f *os.File, size int64, newest bool) (scanResult, err
 		return res, fmt.Errorf("spool: read %s: %w", path, err)
 	}
 	if string(hdr[:len(fileMagic)]) != fileMagic {
+		if newest {
+			// The header goes out in the file's first write: when nothing in the file verifies,
+			// that write was torn (a crash can leave its pages zero) and never acknowledged.
+			after, err := frameAfter(f, 0, size)
+			if err != nil {
+				return res, fmt.Errorf("spool: read %s: %w", path, err)
+			}
+			if !after {
+				res.torn = true
+				return res, nil
+			}
+		}
 		return res, &CorruptError{File: path, Offset: 0, Reason: "not a spool file"}
 	}
 	if v := hdr[len(fileMagic)]; v != fileVersion {

@@ -68,7 +68,7 @@ type Options struct {
 	// (FILE_BUFFER_EVENTS_PER_FILE). An Append is never split across files, so a file holds
 	// more only when one Append alone is larger.
 	EventsPerFile int
-	Logger        *slog.Logger
+	Logger        *slog.Logger     // nil: slog.Default(); lines carry component=spool
 	Clock         func() time.Time // SpooledAt of records that carry none; nil: time.Now
 }
 

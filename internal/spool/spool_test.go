@@ -469,17 +469,21 @@ func TestTornLastRecordIsDiscarded(t *testing.T) {
 		dir := t.TempDir()
 		writeRecords(t, dir, Options{EventsPerFile: 2}, 0, 4)
 		// A new file whose first write never completed: only part of its header.
-		bad := filepath.Join(dir, segName(99))
-		if err := os.WriteFile(bad, []byte("QSP"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		s := openSpool(t, dir, Options{EventsPerFile: 2})
-		if _, err := os.Stat(bad); !errors.Is(err, os.ErrNotExist) {
-			t.Fatalf("torn new file kept: %v", err)
-		}
-		appendOK(t, s, rec("p", 4))
-		if got := ids(t, s); !slices.Equal(got, names(0, 1, 2, 3, 4)) {
-			t.Fatalf("got %v", got)
+		// Or its size reached the disk and its data did not: zeros.
+		for i, junk := range [][]byte{[]byte("QSP"), make([]byte, 4096)} {
+			bad := filepath.Join(dir, segName(uint64(1000*(i+1)))) // beyond every file written
+			if err := os.WriteFile(bad, junk, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := openSpool(t, dir, Options{EventsPerFile: 2})
+			if _, err := os.Stat(bad); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("torn new file kept: %v", err)
+			}
+			appendOK(t, s, rec("p", 4+i))
+			if got := ids(t, s); !slices.Equal(got, names(seq(0, 5+i)...)) {
+				t.Fatalf("got %v", got)
+			}
+			s.Close()
 		}
 	})
 }
