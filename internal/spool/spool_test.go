@@ -285,23 +285,30 @@ func TestGroupCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	release, held := make(chan struct{}), make(chan struct{})
+	var once, releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
 	defer s.Close()
-	release := make(chan struct{})
-	var once sync.Once
-	s.fsyncHook = func() { once.Do(func() { <-release }) }
+	defer unblock() // before Close, also when the test fails
+	s.fsyncHook = func() { once.Do(func() { close(held); <-release }) }
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	const n = 50
 	var wg sync.WaitGroup
-	for i := range n {
+	appendOne := func(i int) {
 		wg.Go(func() {
 			if err := s.Append(context.Background(), []Record{rec("p", i)}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
-	testkit.Eventually(t, 5*time.Second, time.Millisecond, func() error {
+	appendOne(0)
+	<-held // the writer is in the first write's fsync
+	for i := 1; i < n; i++ {
+		appendOne(i)
+	}
+	testkit.Eventually(t, 10*time.Second, time.Millisecond, func() error {
 		s.qmu.Lock()
 		defer s.qmu.Unlock()
 		if len(s.queue) != n-1 {
@@ -309,12 +316,15 @@ func TestGroupCommit(t *testing.T) {
 		}
 		return nil
 	})
-	close(release)
+	unblock()
 	wg.Wait()
 	st := s.Stats()
 	// One write alone, one for the other 49; the directory once, for the new file.
 	if st.Appends != n || st.Records != n || st.Writes != 2 || st.Fsyncs != 3 {
 		t.Fatalf("stats %+v, want 50 appends in 2 writes and 3 fsyncs", st)
+	}
+	if got := ids(t, s); len(got) != n {
+		t.Fatalf("%d records spooled", len(got))
 	}
 }
 
@@ -326,7 +336,9 @@ func TestAppendAbandonedBeforeWriteIsNotKept(t *testing.T) {
 	}
 	defer s.Close()
 	release, held := make(chan struct{}), make(chan struct{})
-	var once sync.Once
+	var once, releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	defer unblock() // before Close, also when the test fails
 	s.fsyncHook = func() { once.Do(func() { close(held); <-release }) }
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -349,7 +361,7 @@ func TestAppendAbandonedBeforeWriteIsNotKept(t *testing.T) {
 	if err := <-second; !errors.Is(err, context.Canceled) {
 		t.Fatalf("abandoned Append = %v", err)
 	}
-	close(release)
+	unblock()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
