@@ -31,25 +31,26 @@ func (s *Spool) Pending() int {
 // returned, never those of a write still waiting for its fsync. A record that no longer
 // verifies on disk is a *CorruptError, returned every time, never skipped.
 func (s *Spool) Next(max int) (Batch, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return Batch{}, ErrClosed
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	start, segs, err := s.snapshot()
+	if err != nil {
+		return Batch{}, err
 	}
-	c := s.cur
+	c := start
 	var recs []Record
-	for i := 0; len(recs) < max && i < len(s.segs); {
-		seg := s.segs[i]
+	for i := 0; len(recs) < max && i < len(segs); {
+		seg := segs[i]
 		if seg.seq != c.seq {
-			i++ // before the replay position (only while a removal is pending)
+			i++
 			continue
 		}
 		if c.off >= seg.end {
-			if !seg.sealed || i+1 >= len(s.segs) {
+			if !seg.sealed || i+1 >= len(segs) {
 				break // the newest file: nothing more is durable yet
 			}
 			i++
-			c = cursor{seq: s.segs[i].seq, off: headerLen}
+			c = cursor{seq: segs[i].seq, off: headerLen}
 			continue
 		}
 		body, err := s.frame(seg, c.off)
@@ -69,11 +70,35 @@ func (s *Spool) Next(max int) (Batch, error) {
 			c.idx = 0
 		}
 	}
-	return Batch{Records: recs, start: s.cur, end: c}, nil
+	return Batch{Records: recs, start: start, end: c}, nil
 }
 
-// frame reads and verifies the frame at off of seg, through the one-frame cache; s.mu is held.
-func (s *Spool) frame(seg *segment, off int64) ([]byte, error) {
+// segView is a segment as replay reads it, copied under s.mu: the writer may extend or seal
+// the segment meanwhile, which only means the view sees less than there is.
+type segView struct {
+	seq    uint64
+	count  int
+	end    int64
+	sealed bool
+}
+
+// snapshot copies the replay position and the segments under s.mu; s.rmu is held, so no
+// segment is removed before the caller is done.
+func (s *Spool) snapshot() (cursor, []segView, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return cursor{}, nil, ErrClosed
+	}
+	views := make([]segView, len(s.segs))
+	for i, g := range s.segs {
+		views[i] = segView{seq: g.seq, count: g.count, end: g.end, sealed: g.sealed}
+	}
+	return s.cur, views, nil
+}
+
+// frame reads and verifies the frame at off of seg, through the one-frame cache; s.rmu is held.
+func (s *Spool) frame(seg segView, off int64) ([]byte, error) {
 	if s.cache.body != nil && s.cache.seq == seg.seq && s.cache.off == off {
 		return s.cache.body, nil
 	}
@@ -105,45 +130,54 @@ func (s *Spool) frame(seg *segment, off int64) ([]byte, error) {
 // written and fsynced, and a file fully replayed (and no longer written to) is deleted. After a
 // crash, replay resumes after the last Commit that returned. A failed Commit leaves the records
 // to be returned again by Next; if it got part way, the part already checkpointed is not.
+// Checkpoints are written without holding what the writer needs, so replay does not slow
+// Appends down.
 func (s *Spool) Commit(b Batch) error {
 	if len(b.Records) == 0 {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
-	if b.start != s.cur {
-		return ErrStaleBatch
-	}
-	for s.cur.seq != b.end.seq {
-		// The batch went past the end of this file, which is sealed (a newer one exists).
-		seg := s.segs[0]
-		if !seg.sealed || seg.seq != s.cur.seq {
-			return fmt.Errorf("spool: batch ends in file %d, replay is in file %d", b.end.seq, s.cur.seq)
-		}
-		if err := s.writeCheckpoint(seg, seg.count); err != nil {
-			return err
-		}
-		s.pending -= seg.count - s.cur.n
-		s.cur.n = seg.count
-		s.advance()
-	}
-	if err := s.writeCheckpoint(s.segs[0], b.end.n); err != nil {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	cur, segs, err := s.snapshot()
+	if err != nil {
 		return err
 	}
-	s.pending -= b.end.n - s.cur.n
-	s.cur = b.end
-	s.advance()
-	return nil
+	if b.start != cur {
+		return ErrStaleBatch
+	}
+	for _, seg := range segs {
+		n := seg.count // a file the batch went past: sealed, replayed to its end
+		if seg.seq == b.end.seq {
+			n = b.end.n
+		} else if !seg.sealed || seg.seq > b.end.seq {
+			return fmt.Errorf("spool: batch ends in file %d, replay is in file %d", b.end.seq, seg.seq)
+		}
+		if err := s.writeCheckpoint(seg.seq, n); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.pending -= n - cur.n
+		if seg.seq == b.end.seq {
+			s.cur = b.end
+		} else {
+			s.cur.n = n
+		}
+		gone := s.advance()
+		s.mu.Unlock()
+		s.removeSegs(gone)
+		if seg.seq == b.end.seq {
+			return nil
+		}
+		cur = cursor{n: 0}
+	}
+	return fmt.Errorf("spool: batch ends in file %d, which is gone", b.end.seq)
 }
 
-// writeCheckpoint records durably that n records of seg are replayed; s.mu is held. The
-// checkpoint is rewritten in place: 20 bytes within one sector, and a torn one fails its
+// writeCheckpoint records durably that n records of file seq are replayed; s.rmu is held.
+// The checkpoint is rewritten in place: 20 bytes within one sector, and a torn one fails its
 // checksum and counts as zero — its file is replayed again, which the keys make harmless.
-func (s *Spool) writeCheckpoint(seg *segment, n int) error {
-	path := s.path(ckptName(seg.seq))
+func (s *Spool) writeCheckpoint(seq uint64, n int) error {
+	path := s.path(ckptName(seq))
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("spool: write checkpoint: %w", err)
@@ -155,44 +189,54 @@ func (s *Spool) writeCheckpoint(seg *segment, n int) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && !seg.ckptExists {
+	if err == nil && !s.ckpts[seq] {
 		err = s.syncDir()
 	}
 	if err != nil {
 		return fmt.Errorf("spool: write checkpoint %s: %w", path, err)
 	}
-	seg.ckptExists = true
+	s.ckpts[seq] = true
 	return nil
 }
 
-// advance deletes the leading files that are fully replayed and sealed, moving the replay
-// position to the start of the next; s.mu is held. A removal that fails is logged: the file's
-// checkpoint already says it is replayed, so the next Open deletes it.
-func (s *Spool) advance() {
+// advance drops the leading segments that are fully replayed and sealed, moving the replay
+// position to the start of the next, and returns them for removeSegs; s.mu is held.
+func (s *Spool) advance() []uint64 {
+	var gone []uint64
 	for len(s.segs) > 1 && s.segs[0].sealed && s.segs[0].seq == s.cur.seq && s.cur.n >= s.segs[0].count {
-		if err := s.removeSeg(s.segs[0]); err != nil {
-			s.Logger().Warn("spool: cannot remove a replayed file", "error", err)
-		}
+		gone = append(gone, s.segs[0].seq)
 		s.segs = s.segs[1:]
 		s.cur = cursor{seq: s.segs[0].seq, off: headerLen}
+	}
+	return gone
+}
+
+// removeSegs deletes replayed files; s.rmu is held, s.mu is not. A removal that fails is
+// logged: the file's checkpoint already says it is replayed, so the next Open deletes it.
+func (s *Spool) removeSegs(seqs []uint64) {
+	for _, seq := range seqs {
+		if err := s.removeSeg(seq); err != nil {
+			s.Logger().Warn("spool: cannot remove a replayed file", "file", s.path(segName(seq)), "error", err)
+		}
 	}
 }
 
 // removeSeg deletes a replayed file, then its checkpoint, then syncs the directory: in that
 // order a crash leaves either both, a file whose checkpoint says it is replayed, or an
-// orphan checkpoint Open removes.
-func (s *Spool) removeSeg(seg *segment) error {
-	if s.rd != nil && s.rdSeq == seg.seq {
+// orphan checkpoint Open removes. s.rmu is held.
+func (s *Spool) removeSeg(seq uint64) error {
+	if s.rd != nil && s.rdSeq == seq {
 		s.rd.Close()
 		s.rd = nil
 	}
-	if s.cache.seq == seg.seq {
+	if s.cache.seq == seq {
 		s.cache = frameCache{body: s.cache.body[:0]}
 	}
-	if err := os.Remove(s.path(segName(seg.seq))); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(s.path(segName(seq))); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if err := os.Remove(s.path(ckptName(seg.seq))); err != nil && !errors.Is(err, os.ErrNotExist) {
+	delete(s.ckpts, seq)
+	if err := os.Remove(s.path(ckptName(seq))); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return s.syncDir()

@@ -103,15 +103,21 @@ type Spool struct {
 	active  *activeFile // the file Appends go to; nil: the next write starts a new one
 	nextSeq uint64      // number of the next new file; never reused, so no stale checkpoint applies
 
-	// Shared between the writer and replay; mu guards them.
+	// Shared between the writer and replay; mu guards them. It is held only for bookkeeping,
+	// never across a disk write, so replay's fsyncs do not stall the writer.
 	mu      sync.Mutex
 	segs    []*segment // oldest first
 	cur     cursor     // the replay position: everything before it is committed
 	pending int
 	closed  bool
-	rd      *os.File // read handle of rdSeq, kept across Next calls
-	rdSeq   uint64
-	cache   frameCache
+
+	// The replay side: rmu serializes Next, Commit and the removal of files (also the
+	// writer's, at rollover), and guards these. Taken before mu.
+	rmu   sync.Mutex
+	rd    *os.File // read handle of rdSeq, kept across Next calls
+	rdSeq uint64
+	cache frameCache
+	ckpts map[uint64]bool // files whose checkpoint exists (its creation needs a directory fsync)
 
 	appends, records, writes, fsyncs atomic.Int64
 	fsyncHook                        func() // tests: called at every append-path fsync
@@ -119,11 +125,10 @@ type Spool struct {
 
 // segment is one spool file as replay sees it: only its durable part.
 type segment struct {
-	seq        uint64
-	count      int   // durable records
-	end        int64 // durable bytes
-	sealed     bool  // a newer file exists, so this one takes no more writes
-	ckptExists bool
+	seq    uint64
+	count  int   // durable records
+	end    int64 // durable bytes
+	sealed bool  // a newer file exists, so this one takes no more writes
 }
 
 // cursor is a replay position: file seq, the frame at off, idx records into that frame, n
@@ -224,6 +229,7 @@ func (s *Spool) load() error {
 		s.nextSeq = max(s.nextSeq, seq+1)
 	}
 	slices.Sort(segSeqs)
+	s.ckpts = ckpts
 	dirChanged := false
 	var frames [][]frameInfo
 	for i, seq := range segSeqs {
@@ -265,7 +271,7 @@ func (s *Spool) load() error {
 			s.Logger().Warn("spool: discarded a torn last record (never acknowledged)",
 				"file", path, "offset", res.end, "bytes", st.Size()-res.end)
 		}
-		seg := &segment{seq: seq, count: res.count, end: res.end, ckptExists: ckpts[seq]}
+		seg := &segment{seq: seq, count: res.count, end: res.end}
 		s.segs = append(s.segs, seg)
 		frames = append(frames, res.frames)
 		if newest && seg.count < s.eventsPerFile {
@@ -285,6 +291,7 @@ func (s *Spool) load() error {
 			if err := os.Remove(s.path(ckptName(seq))); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("spool: remove orphan checkpoint: %w", err)
 			}
+			delete(ckpts, seq)
 			dirChanged = true
 		}
 	}
@@ -298,14 +305,14 @@ func (s *Spool) load() error {
 	for len(s.segs) > 0 {
 		seg := s.segs[0]
 		n := 0
-		if seg.ckptExists {
+		if s.ckpts[seg.seq] {
 			if n, err = s.readCheckpoint(seg); err != nil {
 				return err
 			}
 		}
 		s.pending -= n
 		if n == seg.count && seg.sealed {
-			if err := s.removeSeg(seg); err != nil {
+			if err := s.removeSeg(seg.seq); err != nil {
 				return fmt.Errorf("spool: remove replayed file: %w", err)
 			}
 			s.segs, frames = s.segs[1:], frames[1:]
@@ -370,6 +377,8 @@ func (s *Spool) Start(ctx context.Context) error {
 // releases the directory lock. It is safe to call again.
 func (s *Spool) Close() error {
 	s.Stop()
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -610,11 +619,9 @@ func (s *Spool) roll() error {
 			return err
 		}
 	}
+	// Numbers are never reused (Open starts past every file and checkpoint it saw), so no
+	// checkpoint can apply to the new file; O_EXCL makes sure no file is overwritten.
 	seq := s.nextSeq
-	// A checkpoint of this number could only be a leftover; it must not apply to the new file.
-	if err := os.Remove(s.path(ckptName(seq))); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
 	f, err := os.OpenFile(s.path(segName(seq)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
@@ -622,6 +629,8 @@ func (s *Spool) roll() error {
 	s.nextSeq++
 	seg := &segment{seq: seq}
 	s.active = &activeFile{f: f, seg: seg}
+	s.rmu.Lock() // the old file may be replayed already: its removal is replay's business
+	defer s.rmu.Unlock()
 	s.mu.Lock()
 	if n := len(s.segs); n > 0 {
 		s.segs[n-1].sealed = true // the active file, or the full newest one Open left closed
@@ -630,8 +639,9 @@ func (s *Spool) roll() error {
 	if len(s.segs) == 1 {
 		s.cur = cursor{seq: seq, off: headerLen}
 	}
-	s.advance()
+	gone := s.advance()
 	s.mu.Unlock()
+	s.removeSegs(gone)
 	if old != nil {
 		old.f.Close()
 	}
