@@ -116,7 +116,9 @@ func (l *bodyLimits) load(next http.Handler) http.Handler {
 		}
 		if l.readTimeout > 0 {
 			// The body is in: from here the request may wait as long as its route says (a
-			// long poll), and net/http's read watching for a departed client must not time out.
+			// long poll), and net/http's read watching for a departed client must not time
+			// out. net/http clears the deadline itself when that read starts (Go 1.26); this
+			// does not rest on that detail.
 			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		}
 		r.Body = &loadedBody{data: body}
