@@ -13,8 +13,11 @@ import (
 // them is processed. It is a weighted semaphore whose waits are bounded: a body that finds no
 // room within its wait is refused (503) instead of queueing for ever.
 //
-// Waiters are served in arrival order, so a large body is not starved by a stream of smaller
-// ones that would each fit; the bounded wait keeps that from blocking anyone for long.
+// An acquire that fits is granted at once, even with others waiting, and a release serves
+// the waiters that now fit, oldest first. Strict arrival order would deadlock: a body waiting
+// for a large step would block the small last step of a body that already holds most of the
+// room and would release it all a moment later. A large body may thus wait while smaller ones
+// pass; its wait is bounded, and a 503 for the largest bodies is the policy anyway.
 type bodyBudget struct {
 	mu       sync.Mutex
 	capacity int64
@@ -40,7 +43,7 @@ func (b *bodyBudget) acquire(ctx context.Context, n int64, wait time.Duration) b
 		return true
 	}
 	b.mu.Lock()
-	if b.used+n <= b.capacity && b.waiters.Len() == 0 {
+	if b.used+n <= b.capacity {
 		b.used += n
 		b.mu.Unlock()
 		return true
@@ -70,12 +73,7 @@ func (b *bodyBudget) acquire(ctx context.Context, n int64, wait time.Duration) b
 		return true
 	default:
 	}
-	isFront := b.waiters.Front() == elem
 	b.waiters.Remove(elem)
-	if isFront {
-		// The waiter behind this one may fit where this one did not.
-		b.grantLocked()
-	}
 	return false
 }
 
@@ -94,16 +92,16 @@ func (b *bodyBudget) release(n int64) {
 	b.mu.Unlock()
 }
 
-// grantLocked hands room to the waiters at the front of the line, in order, while they fit.
+// grantLocked hands room to the waiters that fit, oldest first.
 func (b *bodyBudget) grantLocked() {
-	for e := b.waiters.Front(); e != nil; e = b.waiters.Front() {
-		w := e.Value.(*budgetWaiter)
-		if b.used+w.n > b.capacity {
-			return
+	for e := b.waiters.Front(); e != nil && b.used < b.capacity; {
+		next := e.Next()
+		if w := e.Value.(*budgetWaiter); b.used+w.n <= b.capacity {
+			b.used += w.n
+			b.waiters.Remove(e)
+			close(w.ready)
 		}
-		b.used += w.n
-		b.waiters.Remove(e)
-		close(w.ready)
+		e = next
 	}
 }
 

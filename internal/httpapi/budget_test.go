@@ -94,27 +94,30 @@ func TestBodyBudgetWaitEndsWithContext(t *testing.T) {
 	}
 }
 
-// A large waiter at the front of the line is served before smaller ones behind it, so it is
-// not starved; once it gives up, those behind it get their turn at once.
-func TestBodyBudgetFirstComeFirstServed(t *testing.T) {
+// An acquire that fits never waits behind one that does not: a body holding most of the room
+// must be able to take its last small step, or both would wait out their time and fail. A
+// release serves the oldest waiter that fits first.
+func TestBodyBudgetFitsGoFirst(t *testing.T) {
 	b := newBodyBudget(100)
 	ctx := context.Background()
 	b.acquire(ctx, 70, 0)
 	bigDone := make(chan bool)
-	go func() { bigDone <- b.acquire(ctx, 60, 200*time.Millisecond) }()
+	go func() { bigDone <- b.acquire(ctx, 60, time.Minute) }()
 	waitFor(t, func() bool { return waiting(b) == 1 })
-	smallDone := make(chan bool)
-	go func() { smallDone <- b.acquire(ctx, 20, time.Minute) }()
+	if !b.acquire(ctx, 20, 0) {
+		t.Fatal("20 bytes that fit waited behind a 60 that does not")
+	}
+	midDone := make(chan bool)
+	go func() { midDone <- b.acquire(ctx, 20, time.Minute) }()
 	waitFor(t, func() bool { return waiting(b) == 2 })
-	// 20 would fit next to the 70, but the 60 came first.
-	if <-bigDone {
-		t.Fatal("the big waiter was granted without room")
+	// 90 in use, 60 and then 20 waiting: freeing 70 makes room for the older 60 first, then
+	// for the 20.
+	b.release(70)
+	if !<-bigDone || !<-midDone {
+		t.Fatal("waiters that fit were not served")
 	}
-	if !<-smallDone {
-		t.Fatal("the waiter behind a departed one was not served")
-	}
-	if got := b.inUse(); got != 90 {
-		t.Fatalf("inUse %d, want 90", got)
+	if got := b.inUse(); got != 100 {
+		t.Fatalf("inUse %d", got)
 	}
 }
 
