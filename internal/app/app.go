@@ -91,7 +91,8 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 		}
 	}
 	apiCfg := httpapi.Config{DefaultBatch: cfg.DefaultBatchSize, DefaultTimeout: cfg.DefaultTimeout,
-		WorkerID: cfg.WorkerID, Version: o.version}
+		WorkerID: cfg.WorkerID, Version: o.version,
+		MaxInflightBodyBytes: int64(cfg.MaxInflightBodyBytes), BodyReadTimeout: cfg.HTTPReadTimeout}
 	if apiCfg.Auth, err = a.verifier(); err != nil {
 		return nil, err
 	}
@@ -142,8 +143,33 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	apiCfg.Metrics, apiCfg.Jobs = a.metrics, a.jobs
 	a.admin = admin.New(a.store, a.broker, a.key, log)
 	a.handler = httpapi.New(a.broker, a.admin, apiCfg, log)
-	a.server = &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
+	a.server = newHTTPServer(a.handler, cfg)
 	return a, nil
+}
+
+// Connection limits of docs/api/operations.md §9.3 that net/http enforces itself.
+const (
+	// headerTimeout bounds the request line and headers, from the connection becoming active.
+	headerTimeout = 10 * time.Second
+	// maxHeaderBytes bounds the request line and headers; past it net/http answers 431 and
+	// closes the connection.
+	maxHeaderBytes = 1 << 20
+	// defaultIdleTimeout stands in for an unset HTTPIdleTimeout (a Config built by hand):
+	// http.Server would otherwise keep idle connections for ever.
+	defaultIdleTimeout = 60 * time.Second
+)
+
+// newHTTPServer is the HTTP server with the connection limits of docs/api/operations.md §9.3.
+// ReadTimeout stays unset on purpose: it would end parked long polls too; the body deadline
+// (HTTP_READ_TIMEOUT) is set per request by the API handler, only while a body is read.
+// WriteTimeout stays unset for the same reason (a long poll writes at its end).
+func newHTTPServer(h http.Handler, cfg config.Config) *http.Server {
+	idle := cfg.HTTPIdleTimeout
+	if idle <= 0 {
+		idle = defaultIdleTimeout
+	}
+	return &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: maxHeaderBytes,
+		IdleTimeout: idle}
 }
 
 // verifier is the authentication the options or the configuration ask for; nil for none. A key

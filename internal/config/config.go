@@ -34,6 +34,14 @@ type Config struct {
 	DataDir string
 	// WebappRoot serves the dashboard from disk (WEBAPP_ROOT, later phase).
 	WebappRoot string
+	// HTTPIdleTimeout closes a keep-alive connection idle this long (HTTP_IDLE_TIMEOUT).
+	HTTPIdleTimeout time.Duration
+	// HTTPReadTimeout is the time a request body has to arrive after the headers; past it
+	// the request gets 408 (HTTP_READ_TIMEOUT).
+	HTTPReadTimeout time.Duration
+	// MaxInflightBodyBytes bounds the request-body bytes held in memory at once, at least
+	// 64 MiB (QUEEN_MAX_INFLIGHT_BODY_BYTES).
+	MaxInflightBodyBytes int
 
 	// DatabaseURL is used verbatim when set (DATABASE_URL).
 	DatabaseURL string

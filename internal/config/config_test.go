@@ -22,6 +22,7 @@ func TestDefaults(t *testing.T) {
 	host, _ := os.Hostname()
 	want := Config{
 		Port: 6632, Host: "0.0.0.0", WorkerID: host, LogLevel: "info", DataDir: "./queen-data",
+		HTTPIdleTimeout: time.Minute, HTTPReadTimeout: time.Minute, MaxInflightBodyBytes: 512 << 20,
 		PGHost: "localhost", PGPort: 5432, PGDB: "postgres", PGUser: "postgres", PGPassword: "postgres",
 		PGSSLRejectUnauthorized: true, DBSchema: "queen_go", DBPoolSize: 50,
 		DBConnectionTimeout: 2 * time.Second, DBIdleTimeout: 30 * time.Second,
@@ -118,6 +119,18 @@ func TestLoad(t *testing.T) {
 		{"jwt off needs no key", nil, map[string]string{"JWT_ALGORITHM": "RS512"}, func(c Config) bool { return !c.JWTEnabled }, ""},
 		{"obsolete variables ignored", nil, map[string]string{"NUM_WORKERS": "x", "SIDECAR_POOL_SIZE": "y", "QUEEN_UDP_PORT": "z", "DB_KEEPALIVES_IDLE": "?"},
 			func(c Config) bool { return c.Port == 6632 }, ""},
+		{"http timeouts", nil, map[string]string{"HTTP_IDLE_TIMEOUT": "300", "HTTP_READ_TIMEOUT": "1500"},
+			func(c Config) bool {
+				return c.HTTPIdleTimeout == 300*time.Millisecond && c.HTTPReadTimeout == 1500*time.Millisecond
+			}, ""},
+		{"zero idle timeout", nil, map[string]string{"HTTP_IDLE_TIMEOUT": "0"}, nil, "HTTP_IDLE_TIMEOUT: 0 is out of range"},
+		{"zero read timeout", nil, map[string]string{"HTTP_READ_TIMEOUT": "0"}, nil, "HTTP_READ_TIMEOUT: 0 is out of range"},
+		{"inflight body budget", nil, map[string]string{"QUEEN_MAX_INFLIGHT_BODY_BYTES": "67108864"},
+			func(c Config) bool { return c.MaxInflightBodyBytes == 64<<20 }, ""},
+		{"inflight body budget below one body", nil, map[string]string{"QUEEN_MAX_INFLIGHT_BODY_BYTES": "67108863"}, nil,
+			"QUEEN_MAX_INFLIGHT_BODY_BYTES: 67108863 is out of range"},
+		{"inflight body budget not a number", nil, map[string]string{"QUEEN_MAX_INFLIGHT_BODY_BYTES": "512MiB"}, nil,
+			"QUEEN_MAX_INFLIGHT_BODY_BYTES"},
 		{"pg configured", nil, map[string]string{"PG_DB": "q"}, func(c Config) bool { return c.PGConfigured && c.PGDB == "q" }, ""},
 		{"pg ssl alone is not configured", nil, map[string]string{"PG_USE_SSL": "true"}, func(c Config) bool { return !c.PGConfigured }, ""},
 	}
@@ -240,7 +253,8 @@ func TestSpecVariablesCovered(t *testing.T) {
 		METRICS_SAMPLE_INTERVAL_MS METRICS_AGGREGATE_INTERVAL_S JWT_ENABLED JWT_ALGORITHM JWT_SECRET JWT_JWKS_URL
 		JWT_PUBLIC_KEY JWT_ISSUER JWT_AUDIENCE JWT_CLOCK_SKEW JWT_SKIP_PATHS JWT_JWKS_REFRESH_INTERVAL
 		JWT_JWKS_TIMEOUT_MS JWT_ROLES_CLAIM JWT_ROLES_ARRAY_CLAIM JWT_ROLE_ADMIN JWT_ROLE_READ_WRITE
-		JWT_ROLE_READ_ONLY JWT_TENANT_CLAIM`)
+		JWT_ROLE_READ_ONLY JWT_TENANT_CLAIM
+		HTTP_IDLE_TIMEOUT HTTP_READ_TIMEOUT QUEEN_MAX_INFLIGHT_BODY_BYTES`)
 	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY"} // queen-go's own additions, not in the API reference
 	have := map[string]bool{}
 	for _, v := range variables {

@@ -20,6 +20,10 @@ type variable struct {
 	set   func(c *Config, raw string) error
 }
 
+// minInflightBodyBytes is the smallest QUEEN_MAX_INFLIGHT_BODY_BYTES: one body of the largest
+// size a route accepts (64 MiB) must fit, or such a body could never be served.
+const minInflightBodyBytes = 64 << 20
+
 // pgConnectionVars select an external database when any is set (docs/api/operations.md §2.1).
 var pgConnectionVars = []string{"PG_HOST", "PG_PORT", "PG_DB", "PG_USER", "PG_PASSWORD"}
 
@@ -38,6 +42,13 @@ var variables = []variable{
 		set: strVar(func(c *Config) *string { return &c.WebappRoot })},
 	{group: "Server", name: "PPROF_ADDR", help: "serve Go profiling (net/http/pprof) on this address, e.g. 127.0.0.1:6060 (queen-go's own; off when empty)",
 		set: strVar(func(c *Config) *string { return &c.PprofAddr })},
+	{group: "Server", name: "HTTP_IDLE_TIMEOUT", def: "60000", help: "ms before an idle keep-alive connection closes",
+		set: durVar(1, time.Millisecond, func(c *Config) *time.Duration { return &c.HTTPIdleTimeout })},
+	{group: "Server", name: "HTTP_READ_TIMEOUT", def: "60000", help: "ms after the headers within which a request body must arrive (else 408)",
+		set: durVar(1, time.Millisecond, func(c *Config) *time.Duration { return &c.HTTPReadTimeout })},
+	{group: "Server", name: "QUEEN_MAX_INFLIGHT_BODY_BYTES", def: "536870912", shown: "536870912 (512 MiB)",
+		help: "most request-body bytes in memory at once (at least 67108864); past it, 503 Server busy",
+		set:  intVar(minInflightBodyBytes, math.MaxInt, func(c *Config) *int { return &c.MaxInflightBodyBytes })},
 
 	{group: "Database", name: "DATABASE_URL", help: "PostgreSQL URL or key/value string; overrides PG_*",
 		set: strVar(func(c *Config) *string { return &c.DatabaseURL })},

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"time"
 )
 
 // setCORS adds the headers every response carries (docs/api/README.md §2.7). They are
@@ -70,4 +71,57 @@ func (s *statusWriter) Flush() {
 // full duplex) through the wrapper.
 func (s *statusWriter) Unwrap() http.ResponseWriter {
 	return s.ResponseWriter
+}
+
+// bodyLimits applies the memory and time limits on request bodies (docs/api/README.md §2.4,
+// docs/api/operations.md §9.2, §9.3) before any route runs, so that every route, the
+// transaction route included, answers 408, 413 and 503 Server busy the same way and none
+// processes a body it did not receive in full.
+type bodyLimits struct {
+	budget      *bodyBudget   // QUEEN_MAX_INFLIGHT_BODY_BYTES
+	readTimeout time.Duration // HTTP_READ_TIMEOUT; 0: none
+}
+
+// startClock is the outermost handler: the body of a request must have arrived within
+// readTimeout of the headers. http.Server.ReadTimeout is not used for this because its
+// deadline would also end a parked long poll, whose connection net/http keeps reading to
+// notice a client that leaves. A request without a body (every pop) gets no deadline at all;
+// one with a body gets it cleared by load once the body is in. The deadline also bounds the
+// drains before a 401, 403, 404 or 405 answer.
+func (l *bodyLimits) startClock(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if l.readTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
+			// A writer without deadlines (a test recorder) simply runs without one.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(l.readTimeout))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// load is the innermost middleware, after authentication (a rejected client's body is
+// drained, never held): it reads the whole body, counted against the in-flight budget, and
+// hands it to the route as a loadedBody. The bytes stay counted until the route returns,
+// since the route decodes from them.
+func (l *bodyLimits) load(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		acct := &bodyAccount{budget: l.budget, ctx: r.Context()}
+		defer acct.release()
+		body, ok := loadBody(w, r, acct)
+		if !ok {
+			return
+		}
+		if l.readTimeout > 0 {
+			// The body is in: from here the request may wait as long as its route says (a
+			// long poll), and net/http's read watching for a departed client must not time
+			// out. net/http clears the deadline itself when that read starts (Go 1.26); this
+			// does not rest on that detail.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		}
+		r.Body = &loadedBody{data: body}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -23,7 +23,22 @@ type Config struct {
 	Metrics Metrics
 	// Jobs runs stats refreshes and reports the background jobs in /health; nil: no jobs.
 	Jobs Jobs
+	// MaxInflightBodyBytes bounds the request bodies held in memory at once
+	// (QUEEN_MAX_INFLIGHT_BODY_BYTES); 0: DefaultMaxInflightBodyBytes.
+	MaxInflightBodyBytes int64
+	// BodyReadTimeout is the time a request body has to arrive after the headers
+	// (HTTP_READ_TIMEOUT); 0: DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
 }
+
+// Defaults of the body limits, the same as the configuration's (docs/api/operations.md §1.3),
+// for callers that build a Config by hand.
+const (
+	// DefaultMaxInflightBodyBytes is QUEEN_MAX_INFLIGHT_BODY_BYTES's default, 512 MiB.
+	DefaultMaxInflightBodyBytes = 512 << 20
+	// DefaultBodyReadTimeout is HTTP_READ_TIMEOUT's default.
+	DefaultBodyReadTimeout = 60 * time.Second
+)
 
 // maxPopTimeout caps a long poll (docs/api/data-api.md §3.1).
 const maxPopTimeout = 120 * time.Second
@@ -44,12 +59,21 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	if cfg.DefaultTimeout <= 0 {
 		cfg.DefaultTimeout = 30 * time.Second
 	}
+	if cfg.MaxInflightBodyBytes <= 0 {
+		cfg.MaxInflightBodyBytes = DefaultMaxInflightBodyBytes
+	}
+	if cfg.BodyReadTimeout <= 0 {
+		cfg.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	// The guard keeps names holding U+0000 from path and query away from the database.
 	s := &Server{data: data, read: nulGuard{read}, cfg: cfg, log: log}
+	limits := &bodyLimits{budget: newBodyBudget(cfg.MaxInflightBodyBytes), readTimeout: cfg.BodyReadTimeout}
 	r := NewRouter()
 	if cfg.Auth != nil {
 		r.Use(AuthMiddleware(cfg.Auth, log))
 	}
+	// After authentication, so that an unauthenticated body is drained and never held.
+	r.Use(limits.load)
 	r.Handle(http.MethodGet, "/health", LevelPublic, s.health)
 	r.Handle(http.MethodPost, "/api/v1/configure", LevelReadWrite, s.configure)
 	r.Handle(http.MethodPost, "/api/v1/push", LevelReadWrite, s.push)
@@ -62,7 +86,7 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	r.Handle(http.MethodPost, "/api/v1/transaction", LevelReadWrite, s.transaction)
 	s.registerAdmin(r)
 	s.registerStatus(r)
-	return r
+	return limits.startClock(r)
 }
 
 // fail answers a broker error: 503 when the database is unavailable, 500 otherwise (the
