@@ -26,11 +26,20 @@ const migrationLockKey = 0x7175_6565_6e67_6f // "queengo"
 // functions when their text changed, all under an advisory lock so that instances starting
 // together apply each step once. A database newer than this binary is an error.
 func (s *Store) Migrate(ctx context.Context) error {
-	return s.withConn(ctx, func(c *pgxpool.Conn) error {
+	// Bulk: applying the schema may take longer than one request's work (DB_REQUEST_TIMEOUT).
+	return s.withConn(Bulk(ctx), func(ctx context.Context, c *pgxpool.Conn) error {
 		if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLockKey); err != nil {
 			return fmt.Errorf("take migration lock: %w", err)
 		}
-		defer c.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLockKey)
+		defer func() {
+			// Bounded: on a server that stopped answering, the connection is closed instead
+			// (withConn), which frees the lock with the session.
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+			defer cancel()
+			if _, err := c.Exec(uctx, "SELECT pg_advisory_unlock($1)", migrationLockKey); err != nil {
+				closeConn(c)
+			}
+		}()
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return s.migrate(ctx, tx) })
 	})
 }
