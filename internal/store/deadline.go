@@ -52,10 +52,10 @@ func Request(ctx context.Context) context.Context {
 	return context.WithValue(ctx, budgetKey{}, &budget{})
 }
 
-// oneBudget returns ctx with a budget, adding one when it has none, so that a store method of
-// several calls (creating partitions, then pushing) shares one deadline even when its caller
-// set none.
-func oneBudget(ctx context.Context) context.Context {
+// OneBudget returns ctx with a budget, adding one when it has none, so that several calls
+// (creating partitions, then pushing; a pop's gate and its statement) share one deadline even
+// when the caller set none.
+func OneBudget(ctx context.Context) context.Context {
 	if budgetOf(ctx) != nil {
 		return ctx
 	}

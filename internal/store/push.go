@@ -23,7 +23,7 @@ type PushRow struct {
 // duplicate, a full queue reports failed per item. Missing queues and partitions are created
 // first in their own committed step, only when the push finds some missing.
 func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, error) {
-	ctx = oneBudget(ctx)
+	ctx = OneBudget(ctx)
 	c := pushColumns(items)
 	var out []mq.PushResult
 	run := func() error {

@@ -44,7 +44,7 @@ type Store struct {
 	requestTimeout, bulkTimeout time.Duration
 	dsn                         string
 	outage                      *outageTracker
-	clock   func() time.Time // nil: the database clock decides
+	clock                       func() time.Time // nil: the database clock decides
 	// partitions caches partition ids by name for pushes (see partitionCache).
 	partitions partitionCache
 }

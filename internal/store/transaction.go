@@ -30,7 +30,7 @@ type TxnAck struct {
 // tenant is the caller's tenant ("" is the default one): an ack of a message in another
 // tenant's queue is reported as unknown (QTXN).
 func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string, tenant string) ([]mq.TxnResult, error) {
-	ctx = oneBudget(ctx)
+	ctx = OneBudget(ctx)
 	n := len(pushes)
 	pIdx, items, traces := make([]int32, n), make([]PushRow, n), make([]*string, n)
 	for i, p := range pushes {
