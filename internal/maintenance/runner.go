@@ -137,7 +137,8 @@ func (r *Runner) RunOnce(ctx context.Context, name string) (ran bool, err error)
 // RefreshStats recomputes the stats now (docs/api/admin-api.md §8). ran is false, with nothing done,
 // when another run holds the stats lock.
 func (r *Runner) RefreshStats(ctx context.Context) (res mq.StatsRefresh, ran bool, err error) {
-	ran, err = r.lead(ctx, mq.JobStats, func(ctx context.Context, l *store.Leader) error {
+	// A bulk route: DB_STATEMENT_TIMEOUT for all its work (docs/api/operations.md §9.1).
+	ran, err = r.lead(store.Bulk(ctx), mq.JobStats, func(ctx context.Context, l *store.Leader) error {
 		var err error
 		res, err = r.stats(ctx, l)
 		return err
