@@ -46,6 +46,9 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 			// answers 204 at its deadline; a claim an abandoned attempt may have committed is
 			// never delivered, and its lease expires.
 			if attempt == 0 || ctx.Err() != nil || errors.Is(err, errStopped) {
+				if errors.Is(err, mq.ErrUnavailable) {
+					store.MarkUnavailable(ctx) // a gate timeout is no database call
+				}
 				return res, err
 			}
 			if !errors.Is(err, mq.ErrUnavailable) {

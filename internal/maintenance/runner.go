@@ -109,8 +109,18 @@ func (r *Runner) Stop() {
 func (r *Runner) loop(ctx context.Context, name string, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	unavailable := false // during a database outage a job fails every tick: say so once
 	for {
-		if _, err := r.RunOnce(ctx, name); err != nil && ctx.Err() == nil {
+		_, err := r.RunOnce(ctx, name)
+		switch {
+		case err == nil || ctx.Err() != nil:
+			unavailable = false
+		case errors.Is(err, mq.ErrUnavailable):
+			if !unavailable {
+				r.log.Warn("background job failed; retrying quietly until the database is back", "job", name, "err", err)
+			}
+			unavailable = true
+		default:
 			r.log.Warn("background job failed", "job", name, "err", err)
 		}
 		select {

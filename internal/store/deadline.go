@@ -29,9 +29,10 @@ import (
 // budget is the deadline state of one request's database work.
 type budget struct {
 	mu        sync.Mutex
-	waitUntil time.Time // zero until the request first waits
-	workUntil time.Time // zero until its first statement
-	bulk      bool      // the work deadline is bulkTimeout
+	waitUntil time.Time     // zero until the request first waits
+	workUntil time.Time     // zero until its first statement
+	bulk      bool          // the work deadline is bulkTimeout
+	workFor   time.Duration // when set, the work deadline instead (migrations)
 	// unavailable is set when a call of the request failed because the database was
 	// unavailable: the request then answers 503 (500 on the transaction route), which the
 	// outage tracker counts once the request is done.
@@ -115,12 +116,20 @@ func (s *Store) workContext(ctx context.Context) (context.Context, context.Cance
 		if b.bulk {
 			d = s.bulkTimeout
 		}
+		if b.workFor > 0 {
+			d = b.workFor
+		}
 		b.workUntil = time.Now().Add(d)
 	}
 	until := b.workUntil
 	b.mu.Unlock()
 	return context.WithDeadline(ctx, until)
 }
+
+// MarkUnavailable records that the request ctx (given to Request) was answered as
+// unavailable by a wait in front of the database (the broker's push coalescer or pop gate),
+// so the outage summary counts it like a request a database call failed.
+func MarkUnavailable(ctx context.Context) { markUnavailable(ctx) }
 
 // markUnavailable records on the request's budget that the database failed it.
 func markUnavailable(ctx context.Context) {
