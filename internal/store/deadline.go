@@ -154,10 +154,11 @@ func wasUnavailable(ctx context.Context) bool {
 // errDeadline is the cause of a call the broker abandoned at its deadline.
 var errDeadline = errors.New("database did not answer within the deadline")
 
-// deadlineError turns err into ErrUnavailable when the call's own deadline ended it (not the
-// caller's context: a client that went away gets its context error back).
+// deadlineError turns err into ErrUnavailable when a deadline ended the call: the request's
+// own, or one its caller set. A caller that was cancelled (a client that went away) gets its
+// error back: that says nothing about the database.
 func deadlineError(parent, work context.Context, err error) error {
-	if err == nil || parent.Err() != nil || !errors.Is(work.Err(), context.DeadlineExceeded) {
+	if err == nil || errors.Is(parent.Err(), context.Canceled) || !errors.Is(work.Err(), context.DeadlineExceeded) {
 		return err
 	}
 	return fmt.Errorf("%w: %w: %w", mq.ErrUnavailable, errDeadline, err)
