@@ -53,16 +53,17 @@ func TestPostgresStoppedMidRequest(t *testing.T) {
 			t.Fatalf("healthy push: %d %s %v", r.code, r.body, r.err)
 		}
 	}
-	// Drain the warm-up messages, so the parked pop below finds nothing and waits.
-	for call(base, "GET", "/api/v1/pop/queue/frozen-after?wait=false&batch=100&autoAck=true", nil).code == 200 {
+	// A pop parked before the freeze on a queue nobody writes, whose deadline passes during
+	// the freeze: 204 at its deadline.
+	if r := call(base, "POST", "/api/v1/configure", map[string]any{"queue": "sigstop-parked"}); r.code != 200 {
+		t.Fatalf("configure: %d %s", r.code, r.body)
 	}
-
-	// A pop parked before the freeze, whose deadline passes during it: 204 at its deadline.
 	const popTimeout = 2 * time.Second
 	parked := make(chan answer, 1)
 	go func() {
-		parked <- call(base, "GET", fmt.Sprintf("/api/v1/pop/queue/frozen-after?wait=true&timeout=%d", popTimeout.Milliseconds()), nil)
+		parked <- call(base, "GET", fmt.Sprintf("/api/v1/pop/queue/sigstop-parked?wait=true&timeout=%d", popTimeout.Milliseconds()), nil)
 	}()
+	time.Sleep(100 * time.Millisecond) // its first attempt finds nothing and it parks
 
 	type pushed struct {
 		key string
