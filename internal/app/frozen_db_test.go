@@ -145,6 +145,7 @@ type answer struct {
 	body string
 	took time.Duration
 	err  error
+	at   time.Time // when the request was sent
 }
 
 // call sends one request; the client gives up after a minute, far beyond every bound.
@@ -164,11 +165,11 @@ func call(base, method, path string, body any) answer {
 	start := time.Now()
 	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	if err != nil {
-		return answer{err: err, took: time.Since(start)}
+		return answer{err: err, took: time.Since(start), at: start}
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return answer{code: resp.StatusCode, body: string(b), took: time.Since(start)}
+	return answer{code: resp.StatusCode, body: string(b), took: time.Since(start), at: start}
 }
 
 // checkUnavailable requires the reference's unavailable answer of rc within three times its bound.
@@ -335,21 +336,13 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 	p := newProxy(t, target)
 	dsn := through(p.ln.Addr())
 	schema := freshSchema("frozen_after")
-	a := startApp(t, frozenConfig(t, dsn, schema), app.WithLogger(testLogger(t)))
+	cfg := frozenConfig(t, dsn, schema)
+	cfg.DBPoolSize = 25 // enough that the calls in flight at the freeze hold open connections
+	a := startApp(t, cfg, app.WithLogger(testLogger(t)))
 	base := a.URL()
 
 	// Healthy: pushes and pops work, and the pool has connections open.
-	// The first calls of a fresh database compile its functions, which may take longer than
-	// this test's short request deadline: warm up until a push goes through.
-	for i := 0; ; i++ {
-		r := call(base, "POST", "/api/v1/push", pushBody(fmt.Sprint("warm-", i), 3))
-		if r.code == 201 {
-			break
-		}
-		if i == 20 {
-			t.Fatalf("healthy push: %d %s %v", r.code, r.body, r.err)
-		}
-	}
+	pushEventually(t, base, "healthy")
 	if r := call(base, "GET", "/api/v1/pop/queue/frozen-after?wait=false", nil); r.code != 204 && r.code != 200 {
 		t.Fatalf("healthy pop: %d %s", r.code, r.body)
 	}
@@ -379,7 +372,24 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(100 * time.Millisecond)
+	// And every other route family, in flight at the freeze too.
+	inFlight := map[string][]answer{}
+	for _, rc := range frozenRoutes() {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := call(base, rc.method, rc.path, rc.body)
+				mu.Lock()
+				inFlight[rc.name] = append(inFlight[rc.name], r)
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(time.Second)
 	p.freeze()
 	frozenAt := time.Now()
 	time.Sleep(300 * time.Millisecond)
@@ -390,6 +400,29 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 	wg.Wait()
 	p.thaw()
 	t.Logf("frozen for %v", time.Since(frozenAt).Round(time.Millisecond))
+
+	for _, rc := range frozenRoutes() {
+		var slowest time.Duration
+		before, during := map[int]int{}, map[int]int{}
+		for _, r := range inFlight[rc.name] {
+			slowest = max(slowest, r.took)
+			if r.at.Before(frozenAt) {
+				before[r.code]++
+			} else {
+				during[r.code]++
+			}
+			switch {
+			case r.err != nil:
+				t.Errorf("%s in flight: %v after %v", rc.name, r.err, r.took)
+			case r.took > 3*rc.bound:
+				t.Errorf("%s in flight: %d after %v, bound %v", rc.name, r.code, r.took, rc.bound)
+			case r.code == 500 && rc.name != "transaction":
+				t.Errorf("%s in flight: %d %s", rc.name, r.code, r.body)
+			}
+		}
+		t.Logf("in flight: %-16s slowest %v; answers sent before the freeze %v, during it %v",
+			rc.name, slowest.Round(time.Millisecond), before, during)
+	}
 
 	bound := routeBound(frozenRequestTimeout)
 	var unavailable []string
@@ -411,9 +444,7 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 
 	// Back: the broker serves again (fresh connections replace the abandoned ones).
 	waitHealthy(t, base)
-	if r := call(base, "POST", "/api/v1/push", pushBody("after", 3)); r.code != 201 {
-		t.Fatalf("push after the thaw: %d %s", r.code, r.body)
-	}
+	pushEventually(t, base, "after the thaw")
 	checkWholeOrNothing(t, testDSN, schema, unavailable, 3)
 }
 
@@ -424,6 +455,22 @@ func pushBody(key string, n int) map[string]any {
 		items[i] = map[string]any{"queue": "frozen-after", "transactionId": fmt.Sprintf("%s-%d", key, i), "payload": map[string]any{"i": i}}
 	}
 	return map[string]any{"items": items}
+}
+
+// pushEventually pushes until a push is answered 201. A new connection compiles the
+// database functions on its first call, which may take longer than these tests' short request
+// deadline (500 ms), so a healthy broker may answer a few 503s first.
+func pushEventually(t *testing.T, base, when string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		r := call(base, "POST", "/api/v1/push", pushBody(fmt.Sprintf("%s-%d-%s", strings.ReplaceAll(when, " ", "-"), i, uuid.NewString()), 3))
+		if r.code == 201 {
+			return
+		}
+		if i == 20 {
+			t.Fatalf("push %s: %d %s %v", when, r.code, r.body, r.err)
+		}
+	}
 }
 
 // waitHealthy waits until /health answers 200.

@@ -44,15 +44,7 @@ func TestPostgresStoppedMidRequest(t *testing.T) {
 	a := startApp(t, frozenConfig(t, srv.DSN(), schema), app.WithLogger(testLogger(t)))
 	t.Cleanup(func() { signalServer(t, dataDir, syscall.SIGCONT) }) // before the App and the server stop
 	base := a.URL()
-	for i := 0; ; i++ {
-		r := call(base, "POST", "/api/v1/push", pushBody(fmt.Sprint("warm-", i), 3))
-		if r.code == 201 {
-			break
-		}
-		if i == 20 {
-			t.Fatalf("healthy push: %d %s %v", r.code, r.body, r.err)
-		}
-	}
+	pushEventually(t, base, "healthy")
 	// A pop parked before the freeze on a queue nobody writes, whose deadline passes during
 	// the freeze: 204 at its deadline.
 	if r := call(base, "POST", "/api/v1/configure", map[string]any{"queue": "sigstop-parked"}); r.code != 200 {
@@ -122,9 +114,7 @@ func TestPostgresStoppedMidRequest(t *testing.T) {
 		t.Error("no push was answered 503 while PostgreSQL was stopped")
 	}
 	waitHealthy(t, base)
-	if r := call(base, "POST", "/api/v1/push", pushBody("after", 3)); r.code != 201 {
-		t.Fatalf("push after SIGCONT: %d %s", r.code, r.body)
-	}
+	pushEventually(t, base, "after SIGCONT")
 	checkWholeOrNothing(t, srv.DSN(), schema, unavailable, 3)
 }
 
