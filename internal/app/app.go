@@ -99,7 +99,8 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 
 	a.store, err = store.Open(ctx, store.Options{DSN: dsn, Schema: cfg.DBSchema, MaxConns: int32(cfg.DBPoolSize),
 		ConnectTimeout: cfg.DBConnectionTimeout, IdleTimeout: cfg.DBIdleTimeout,
-		StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.DBLockTimeout})
+		StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.DBLockTimeout,
+		RequestTimeout: cfg.DBRequestTimeout, Log: o.logger})
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	}
 	apiCfg.Metrics, apiCfg.Jobs = a.metrics, a.jobs
 	a.admin = admin.New(a.store, a.broker, a.key, log)
-	a.handler = httpapi.New(a.broker, a.admin, apiCfg, log)
+	a.handler = withDeadlines(a.store, httpapi.New(a.broker, a.admin, apiCfg, log))
 	a.server = newHTTPServer(a.handler, cfg)
 	return a, nil
 }

@@ -82,7 +82,8 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 		cfg.Recorder = nopRecorder{}
 	}
 	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey},
-		pushes:  &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute},
+		pushes: &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute,
+			waitDeadline: st.WaitDeadline},
 		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second, kick: make(chan struct{}, 1)},
 		popGate: &popGate{size: 4}}
 }

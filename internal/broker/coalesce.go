@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/queen-go/queen/internal/lifecycle"
@@ -27,6 +28,11 @@ import (
 // ordered by arrival. A call that fails for a reason other than an unavailable database is
 // retried request by request, so one bad request never fails the others.
 //
+// Waiting in a lane counts against the request's DB_CONNECTION_TIMEOUT, like waiting for a
+// pooled connection (docs/api/operations.md §9.1): a request still queued at its wait deadline
+// is withdrawn and answered ErrUnavailable, and is never written. Once a flusher has taken it,
+// the request waits for the call, which the store bounds by DB_REQUEST_TIMEOUT.
+//
 // Each lane has one flusher goroutine for the whole run (Start to Stop), woken by a kick,
 // rather than one started per busy spell: its lifetime is then the coalescer's, so Stop can
 // wait for it. Stop lets each flusher write what is already queued (bounded by timeout per
@@ -36,7 +42,10 @@ type coalescer struct {
 	write       func(context.Context, []store.PushRow) ([]mq.PushResult, error)
 	maxItems    int           // items per database call
 	maxInflight int           // lanes, so concurrent database calls
-	timeout     time.Duration // bound on one call, independent of any one client
+	timeout     time.Duration // backstop on one call, independent of any one client
+	// waitDeadline is when a request's waits in front of the database end (store.WaitDeadline);
+	// nil: timeout after it arrives.
+	waitDeadline func(context.Context) time.Time
 
 	once  sync.Once
 	lanes []*lane
@@ -51,9 +60,22 @@ type lane struct {
 }
 
 type pushJob struct {
-	items []store.PushRow
-	done  chan pushDone
+	items     []store.PushRow
+	done      chan pushDone
+	waitUntil time.Time    // the request's wait deadline
+	state     atomic.Int32 // jobPending, then jobTaken by a flusher or jobWithdrawn by its submitter
 }
+
+// A job's states: the flusher and the submitter race for a pending job at its wait deadline,
+// and exactly one of them wins, so a withdrawn request is never written.
+const (
+	jobPending int32 = iota
+	jobTaken
+	jobWithdrawn
+)
+
+// errQueueTimeout answers a push that waited in its lane past its wait deadline.
+var errQueueTimeout = fmt.Errorf("%w: push waited for the database longer than DB_CONNECTION_TIMEOUT", mq.ErrUnavailable)
 
 type pushDone struct {
 	res []mq.PushResult
@@ -77,7 +99,7 @@ func (c *coalescer) Start(ctx context.Context) error {
 // submit writes items as part of their lane's next flush and returns their results; errStopped
 // when the coalescer is not running.
 func (c *coalescer) submit(ctx context.Context, items []store.PushRow) ([]mq.PushResult, error) {
-	job := &pushJob{items: items, done: make(chan pushDone, 1)}
+	job := &pushJob{items: items, done: make(chan pushDone, 1), waitUntil: c.waitUntil(ctx)}
 	l := c.laneFor(items)
 	l.mu.Lock()
 	if !l.open {
@@ -90,13 +112,34 @@ func (c *coalescer) submit(ctx context.Context, items []store.PushRow) ([]mq.Pus
 	case l.kick <- struct{}{}:
 	default: // a wake-up is already pending
 	}
+	timer := time.NewTimer(time.Until(job.waitUntil))
+	defer timer.Stop()
 	select {
 	case d := <-job.done:
 		return d.res, d.err
+	case <-timer.C:
+		if job.state.CompareAndSwap(jobPending, jobWithdrawn) {
+			return nil, errQueueTimeout
+		}
+		// A flusher took it: its call has its own deadline.
 	case <-ctx.Done():
 		// The write may still commit; the client is gone and will not learn of it.
 		return nil, ctx.Err()
 	}
+	select {
+	case d := <-job.done:
+		return d.res, d.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// waitUntil is the wait deadline of a request submitted now.
+func (c *coalescer) waitUntil(ctx context.Context) time.Time {
+	if c.waitDeadline == nil {
+		return time.Now().Add(c.timeout)
+	}
+	return c.waitDeadline(ctx)
 }
 
 // laneFor picks the lane of a request by the partition of its first item.
@@ -143,20 +186,41 @@ func (c *coalescer) flushPending(l *lane) {
 			l.mu.Unlock()
 			return
 		}
+		var jobs []*pushJob
 		n, items := 0, 0
-		for n < len(l.pending) && (n == 0 || items+len(l.pending[n].items) <= c.maxItems) {
-			items += len(l.pending[n].items)
+		now := time.Now()
+		for n < len(l.pending) && (len(jobs) == 0 || items+len(l.pending[n].items) <= c.maxItems) {
+			j := l.pending[n]
 			n++
+			if !now.Before(j.waitUntil) && j.state.CompareAndSwap(jobPending, jobWithdrawn) {
+				j.done <- pushDone{err: errQueueTimeout} // too late to start: never written
+				continue
+			}
+			if j.state.CompareAndSwap(jobPending, jobTaken) {
+				jobs = append(jobs, j)
+				items += len(j.items)
+			}
 		}
-		jobs := l.pending[:n:n]
+		clear(l.pending[:n]) // the pending slice's array must not keep answered jobs alive
 		l.pending = l.pending[n:]
 		l.mu.Unlock()
-		c.flush(jobs)
+		if len(jobs) > 0 {
+			c.flush(jobs)
+		}
 	}
 }
 
+// flush writes jobs in one call. The call waits for a connection until the earliest wait
+// deadline among them (each request's waits total DB_CONNECTION_TIMEOUT), and its work is
+// bounded by the store's DB_REQUEST_TIMEOUT.
 func (c *coalescer) flush(jobs []*pushJob) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	waitUntil := jobs[0].waitUntil
+	for _, j := range jobs[1:] {
+		if j.waitUntil.Before(waitUntil) {
+			waitUntil = j.waitUntil
+		}
+	}
+	ctx, cancel := context.WithTimeout(store.WithWaitDeadline(context.Background(), waitUntil), c.timeout)
 	defer cancel()
 	if len(jobs) == 1 {
 		res, err := c.write(ctx, jobs[0].items)
@@ -193,11 +257,10 @@ func (c *coalescer) flush(jobs []*pushJob) {
 		}
 	default:
 		// Nothing was written (one transaction): find the request at fault by writing each
-		// alone, with a fresh time budget.
+		// alone, within what is left of the call's deadlines, so the requests still answer
+		// within their bound.
 		for _, j := range jobs {
-			jctx, jcancel := context.WithTimeout(context.Background(), c.timeout)
-			r, err := c.write(jctx, j.items)
-			jcancel()
+			r, err := c.write(ctx, j.items)
 			j.done <- pushDone{r, err}
 		}
 	}

@@ -2,9 +2,12 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/queen-go/queen/internal/lifecycle"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // popGate bounds the pop attempts of one (target, group) that run in the database at once.
@@ -40,9 +43,19 @@ func (g *popGate) Start(ctx context.Context) error {
 	})
 }
 
+// errGateTimeout answers a pop attempt that waited for a slot past its wait deadline.
+var errGateTimeout = fmt.Errorf("%w: pop waited for the database longer than DB_CONNECTION_TIMEOUT", mq.ErrUnavailable)
+
 // enter takes a slot for key, waiting for one while ctx lasts; leave gives it back. It returns
 // errStopped when the gate is not running.
 func (g *popGate) enter(ctx context.Context, key string) (leave func(), err error) {
+	return g.enterUntil(ctx, key, time.Time{})
+}
+
+// enterUntil is enter waiting at most until until (unless zero): the request's wait deadline,
+// since waiting here counts against DB_CONNECTION_TIMEOUT like waiting for a pooled connection
+// (docs/api/operations.md §9.1). It returns errGateTimeout at until.
+func (g *popGate) enterUntil(ctx context.Context, key string, until time.Time) (leave func(), err error) {
 	g.mu.Lock()
 	done := g.done
 	if done == nil || !g.Running() {
@@ -60,8 +73,21 @@ func (g *popGate) enter(ctx context.Context, key string) (leave func(), err erro
 	s.users++
 	g.mu.Unlock()
 	select {
+	case s.ch <- struct{}{}: // a free slot needs no timer
+		return func() { <-s.ch; g.release(key, s) }, nil
+	default:
+	}
+	var expired <-chan time.Time // nil: no bound
+	if !until.IsZero() {
+		timer := time.NewTimer(time.Until(until))
+		defer timer.Stop()
+		expired = timer.C
+	}
+	select {
 	case s.ch <- struct{}{}:
 		return func() { <-s.ch; g.release(key, s) }, nil
+	case <-expired:
+		err = errGateTimeout
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-done:

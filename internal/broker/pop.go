@@ -27,14 +27,28 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 	interval := b.cfg.PollInitial
 	gateKey := sr.Queue + "\x00" + sr.Partition + "\x00" + sr.Namespace + "\x00" + sr.Task + "\x00" + sr.Group
 	for attempt := 0; ; attempt++ {
-		leave, err := b.popGate.enter(ctx, gateKey)
-		if err != nil {
-			return res, err
+		// Each attempt has its own database deadlines (docs/api/operations.md §9.1): the
+		// gate and the pool share DB_CONNECTION_TIMEOUT, its statements DB_REQUEST_TIMEOUT.
+		// The first attempt uses the request's budget, so its failure counts for the outage
+		// summary; the failures of a parked pop's later attempts are not answers.
+		actx := store.Request(ctx)
+		if attempt == 0 {
+			actx = store.OneBudget(ctx)
 		}
-		msgs, err := b.store.Pop(ctx, sr)
-		leave()
+		var msgs []mq.Message
+		leave, err := b.popGate.enterUntil(actx, gateKey, b.store.WaitDeadline(actx))
+		if err == nil {
+			msgs, err = b.store.Pop(actx, sr)
+			leave()
+		}
 		if err != nil {
-			if attempt == 0 || ctx.Err() != nil {
+			// The first attempt answers its failure (503). A parked pop keeps waiting and
+			// answers 204 at its deadline; a claim an abandoned attempt may have committed is
+			// never delivered, and its lease expires.
+			if attempt == 0 || ctx.Err() != nil || errors.Is(err, errStopped) {
+				if errors.Is(err, mq.ErrUnavailable) {
+					store.MarkUnavailable(ctx) // a gate timeout is no database call
+				}
 				return res, err
 			}
 			if !errors.Is(err, mq.ErrUnavailable) {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
@@ -21,6 +22,10 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 	}
 	res, err := b.pushes.submit(ctx, rows)
 	if err != nil {
+		if errors.Is(err, mq.ErrUnavailable) {
+			// The call ran on the coalescer's context: count the answer for the outage summary.
+			store.MarkUnavailable(ctx)
+		}
 		return nil, err
 	}
 	out := make([]mq.PushResult, len(res))

@@ -85,6 +85,10 @@ type Config struct {
 	DBLockTimeout time.Duration
 	// PGBinDir holds initdb and postgres for embedded PostgreSQL (PG_BIN_DIR).
 	PGBinDir string
+	// DBRequestTimeout bounds all the database work of one request on the broker's own clock,
+	// since a frozen server enforces no statement_timeout (DB_REQUEST_TIMEOUT,
+	// docs/api/operations.md §9.1).
+	DBRequestTimeout time.Duration
 
 	// DefaultTimeout is the long-poll timeout when a pop gives none, at most
 	// two minutes (DEFAULT_TIMEOUT).

@@ -26,7 +26,7 @@ func TestDefaults(t *testing.T) {
 		PGHost: "localhost", PGPort: 5432, PGDB: "postgres", PGUser: "postgres", PGPassword: "postgres",
 		PGSSLRejectUnauthorized: true, DBSchema: "queen_go", DBPoolSize: 50,
 		DBConnectionTimeout: 2 * time.Second, DBIdleTimeout: 30 * time.Second,
-		DBStatementTimeout: 30 * time.Second, DBLockTimeout: 10 * time.Second,
+		DBStatementTimeout: 30 * time.Second, DBLockTimeout: 10 * time.Second, DBRequestTimeout: 10 * time.Second,
 		DefaultTimeout: 30 * time.Second, DefaultBatchSize: 1,
 		PopWaitInitialInterval: 100 * time.Millisecond, PopWaitMaxInterval: time.Second,
 		FileBufferDir: filepath.Join("queen-data", "buffers"), FileBufferFlushInterval: 100 * time.Millisecond,
@@ -245,7 +245,7 @@ func TestUsageListsEverything(t *testing.T) {
 func TestSpecVariablesCovered(t *testing.T) {
 	spec := strings.Fields(`PORT HOST WORKER_ID LOG_LEVEL QUEEN_DATA_DIR WEBAPP_ROOT DATABASE_URL PG_HOST PG_PORT
 		PG_DB PG_USER PG_PASSWORD PG_USE_SSL PG_SSL_REJECT_UNAUTHORIZED DB_SCHEMA DB_POOL_SIZE DB_CONNECTION_TIMEOUT
-		DB_IDLE_TIMEOUT DB_STATEMENT_TIMEOUT DB_LOCK_TIMEOUT PG_BIN_DIR DEFAULT_TIMEOUT DEFAULT_BATCH_SIZE
+		DB_IDLE_TIMEOUT DB_STATEMENT_TIMEOUT DB_LOCK_TIMEOUT PG_BIN_DIR DB_REQUEST_TIMEOUT DEFAULT_TIMEOUT DEFAULT_BATCH_SIZE
 		DEFAULT_SUBSCRIPTION_MODE POP_WAIT_INITIAL_INTERVAL_MS POP_WAIT_MAX_INTERVAL_MS FILE_BUFFER_DIR
 		FILE_BUFFER_FLUSH_MS FILE_BUFFER_MAX_BATCH FILE_BUFFER_EVENTS_PER_FILE QUEEN_ENCRYPTION_KEY
 		RETENTION_INTERVAL RETENTION_BATCH_SIZE PARTITION_CLEANUP_DAYS METRICS_RETENTION_DAYS EVICTION_INTERVAL

@@ -83,6 +83,9 @@ var variables = []variable{
 		set:  intVar(0, 1024, func(c *Config) *int { return &c.PushConcurrency })},
 	{group: "Database", name: "PG_BIN_DIR", help: "embedded PostgreSQL: directory of initdb and postgres",
 		set: strVar(func(c *Config) *string { return &c.PGBinDir })},
+	{group: "Database", name: "DB_REQUEST_TIMEOUT", def: "10000",
+		help: "ms the broker allows all the database work of one request, on its own clock",
+		set:  durVar(1, time.Millisecond, func(c *Config) *time.Duration { return &c.DBRequestTimeout })},
 
 	{group: "Pop", name: "DEFAULT_TIMEOUT", def: "30000", help: "ms long-poll timeout when a pop gives none (max 120000)",
 		set: durVar(0, time.Millisecond, func(c *Config) *time.Duration { return &c.DefaultTimeout })},

@@ -109,8 +109,18 @@ func (r *Runner) Stop() {
 func (r *Runner) loop(ctx context.Context, name string, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	unavailable := false // during a database outage a job fails every tick: say so once
 	for {
-		if _, err := r.RunOnce(ctx, name); err != nil && ctx.Err() == nil {
+		_, err := r.RunOnce(ctx, name)
+		switch {
+		case err == nil || ctx.Err() != nil:
+			unavailable = false
+		case errors.Is(err, mq.ErrUnavailable):
+			if !unavailable {
+				r.log.Warn("background job failed; retrying quietly until the database is back", "job", name, "err", err)
+			}
+			unavailable = true
+		default:
 			r.log.Warn("background job failed", "job", name, "err", err)
 		}
 		select {
@@ -137,7 +147,8 @@ func (r *Runner) RunOnce(ctx context.Context, name string) (ran bool, err error)
 // RefreshStats recomputes the stats now (docs/api/admin-api.md §8). ran is false, with nothing done,
 // when another run holds the stats lock.
 func (r *Runner) RefreshStats(ctx context.Context) (res mq.StatsRefresh, ran bool, err error) {
-	ran, err = r.lead(ctx, mq.JobStats, func(ctx context.Context, l *store.Leader) error {
+	// A bulk route: DB_STATEMENT_TIMEOUT for all its work (docs/api/operations.md §9.1).
+	ran, err = r.lead(store.Bulk(ctx), mq.JobStats, func(ctx context.Context, l *store.Leader) error {
 		var err error
 		res, err = r.stats(ctx, l)
 		return err

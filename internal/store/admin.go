@@ -33,7 +33,7 @@ func (s *Store) queryOne(ctx context.Context, sql string, args []any, dest ...an
 	if matchesNothing(args) {
 		return false, nil
 	}
-	err = s.withConn(ctx, func(c *pgxpool.Conn) error {
+	err = s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		return c.QueryRow(ctx, sql, args...).Scan(dest...)
 	})
 	if isNoRows(err) {
@@ -57,7 +57,7 @@ func (s *Store) queryBatch(ctx context.Context, qs ...batchQuery) error {
 			return nil
 		}
 	}
-	return s.withConn(ctx, func(c *pgxpool.Conn) error {
+	return s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		b := &pgx.Batch{}
 		for _, q := range qs {
 			b.Queue(q.sql, q.args...)

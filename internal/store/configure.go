@@ -11,7 +11,7 @@ import (
 // Configure creates the queue or replaces its configuration, and ensures partition Default.
 // It returns the queue id and the Default partition id.
 func (s *Store) Configure(ctx context.Context, name, namespace, task string, opts mq.QueueOptions) (queueID, partitionID string, err error) {
-	err = s.withConn(ctx, func(c *pgxpool.Conn) error {
+	err = s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		args := configureArgs{Name: name, Namespace: namespace, Task: task, Opts: opts}
 		return c.QueryRow(ctx, sqlConfigure, args.args()...).Scan(&queueID, &partitionID)
 	})

@@ -27,7 +27,8 @@ func classify(err error) error {
 		switch {
 		case strings.HasPrefix(pgErr.Code, "08"), // connection exception
 			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // shutdown, crash, cannot connect now
-			pgErr.Code == "25006": // read-only transaction (standby, recovery)
+			pgErr.Code == "25006", // read-only transaction (standby, recovery)
+			isServerTimeout(pgErr.Code):
 			return errors.Join(mq.ErrUnavailable, err)
 		}
 		return err
@@ -40,6 +41,12 @@ func classify(err error) error {
 	}
 	return err
 }
+
+// isServerTimeout reports a timeout PostgreSQL itself enforced: statement_timeout (57014,
+// query_canceled) or lock_timeout (55P03, lock_not_available). Outside transactions they are
+// answered as an unavailable database, like the broker's own deadlines
+// (docs/api/operations.md §9.1); the transaction route answers them as its QDB rollback.
+func isServerTimeout(code string) bool { return code == "57014" || code == "55P03" }
 
 // pgCode returns the SQLSTATE of err, or "".
 func pgCode(err error) string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/mq"
 )
@@ -19,31 +18,62 @@ type Leader struct {
 	c *pgxpool.Conn
 }
 
-// A job's statements are never cut short: a statement cancelled in flight breaks the session,
-// and its advisory lock is then freed only once PostgreSQL notices, after Stop has returned.
-// A stopped job instead starts no further statement, so it ends between batches and gives
-// its lock back itself. Statements stay bounded by the batch sizes and statement_timeout.
+// A job's statements are not cut short by Stop: a statement cancelled in flight breaks the
+// session, and its advisory lock is then freed only once PostgreSQL notices, after Stop has
+// returned. A stopped job instead starts no further statement, so it ends between batches and
+// gives its lock back itself. Each statement still has a deadline of DB_STATEMENT_TIMEOUT on
+// the broker's clock (docs/api/operations.md §9.1): a frozen server enforces no
+// statement_timeout, and a job stuck on it would keep its lock and its connection forever.
+// Past that deadline the connection is closed, which ends the session and frees the lock.
 
-// queryRow runs one statement of the job unless ctx has ended.
-func (l *Leader) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if err := ctx.Err(); err != nil {
-		return errRow{err}
+// stmtContext is the context of one statement of the job: not cancelled by ctx, ending at
+// DB_STATEMENT_TIMEOUT, or sooner at the work deadline of a bulk route that runs the job
+// (stats refresh).
+func (l *Leader) stmtContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	until := time.Now().Add(l.s.bulkTimeout)
+	if b := budgetOf(ctx); b != nil && b.bulk {
+		wctx, cancel := l.s.workContext(ctx)
+		if d, ok := wctx.Deadline(); ok {
+			until = minTime(until, d)
+		}
+		cancel()
 	}
-	return l.c.QueryRow(context.WithoutCancel(ctx), sql, args...)
+	return context.WithDeadline(context.WithoutCancel(ctx), until)
 }
 
-// query is queryRow for statements returning several rows.
-func (l *Leader) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+// queryRow runs one statement of the job unless ctx has ended, scanning its one row into dest.
+func (l *Leader) queryRow(ctx context.Context, sql string, args []any, dest ...any) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	return l.c.Query(context.WithoutCancel(ctx), sql, args...)
+	sctx, cancel := l.stmtContext(ctx)
+	defer cancel()
+	err := l.c.QueryRow(sctx, sql, args...).Scan(dest...)
+	return classify(deadlineError(context.WithoutCancel(ctx), sctx, err))
 }
 
-// errRow is a row whose Scan reports err.
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }
+// queryEach is queryRow for statements returning several rows: fn gets each.
+func (l *Leader) queryEach(ctx context.Context, sql string, args []any, fn func(rowScanner) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sctx, cancel := l.stmtContext(ctx)
+	defer cancel()
+	err := func() error {
+		rows, err := l.c.Query(sctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := fn(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}()
+	return classify(deadlineError(context.WithoutCancel(ctx), sctx, err))
+}
 
 var (
 	sqlTryLock           = query("job_try_lock")
@@ -62,14 +92,22 @@ var (
 // false, without calling fn, when another session — another instance — holds the lock. The
 // lock is keyed by job and schema, so brokers on different schemas lead independently.
 func (s *Store) TryLead(ctx context.Context, job string, fn func(*Leader) error) (led bool, err error) {
-	err = s.withConn(ctx, func(c *pgxpool.Conn) error {
-		l := &Leader{s: s, c: c}
-		if err := l.queryRow(ctx, sqlTryLock, job).Scan(&led); err != nil || !led {
-			return err
-		}
-		defer release(ctx, c, job)
-		return fn(l)
-	})
+	c, err := s.acquire(ctx)
+	if err == nil {
+		err = func() error {
+			defer c.Release()
+			l := &Leader{s: s, c: c}
+			if err := l.queryRow(ctx, sqlTryLock, []any{job}, &led); err != nil || !led {
+				if err != nil {
+					closeConn(c) // it may be mid-statement on a server that stopped answering
+				}
+				return err
+			}
+			defer release(ctx, c, job)
+			return fn(l)
+		}()
+	}
+	s.outage.observe(ctx, err)
 	if err != nil {
 		return led, fmt.Errorf("job %s: %w", job, err)
 	}
@@ -80,7 +118,7 @@ func (s *Store) TryLead(ctx context.Context, job string, fn func(*Leader) error)
 // connection broke) the connection is closed instead, so it never returns to the pool still
 // holding the lock; closing ends the session, and PostgreSQL frees the lock with it.
 func release(ctx context.Context, c *pgxpool.Conn, job string) {
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(5*time.Second, c.Conn().Config().ConnectTimeout))
 	defer cancel()
 	var freed bool
 	if err := c.QueryRow(uctx, sqlUnlock, job).Scan(&freed); err != nil || !freed {
@@ -110,20 +148,19 @@ func (l *Leader) EvictionBatch(ctx context.Context, run string, limit int) ([]Re
 }
 
 func (l *Leader) removals(ctx context.Context, sql, run string, limit int) ([]RemovalCount, error) {
-	rows, err := l.query(ctx, sql, run, limit, l.s.nowArg())
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
 	var out []RemovalCount
-	for rows.Next() {
+	err := l.queryEach(ctx, sql, []any{run, limit, l.s.nowArg()}, func(rows rowScanner) error {
 		var r RemovalCount
 		if err := rows.Scan(&r.Queue, &r.Partition, &r.Kind, &r.Removed, &r.Unconsumed, &r.DeadLettered); err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, classify(rows.Err())
+	return out, nil
 }
 
 // Housekeeping is what one lease housekeeping run found.
@@ -137,23 +174,22 @@ type Housekeeping struct {
 // the previous run of any instance (the first run ever looks firstWindow back).
 func (l *Leader) LeaseHousekeeping(ctx context.Context, workerID string, firstWindow time.Duration) (Housekeeping, error) {
 	var h Housekeeping
-	err := l.queryRow(ctx, sqlLeaseHousekeeping, workerID, firstWindow, l.s.nowArg()).
-		Scan(&h.ExpiredLeases, &h.RetriesEnded, &h.QueuesSignalled)
-	return h, classify(err)
+	err := l.queryRow(ctx, sqlLeaseHousekeeping, []any{workerID, firstWindow, l.s.nowArg()}, &h.ExpiredLeases, &h.RetriesEnded, &h.QueuesSignalled)
+	return h, err
 }
 
 // CleanupTombstones removes at most limit dedup keys whose window has ended.
 func (l *Leader) CleanupTombstones(ctx context.Context, limit int) (int64, error) {
 	var n int64
-	err := l.queryRow(ctx, sqlCleanupTombstones, limit, l.s.nowArg()).Scan(&n)
-	return n, classify(err)
+	err := l.queryRow(ctx, sqlCleanupTombstones, []any{limit, l.s.nowArg()}, &n)
+	return n, err
 }
 
 // CleanupPartitions removes at most limit empty partitions idle for days days.
 func (l *Leader) CleanupPartitions(ctx context.Context, days, limit int) (int64, error) {
 	var n int64
-	err := l.queryRow(ctx, sqlCleanupPartitions, days, limit, l.s.nowArg()).Scan(&n)
-	return n, classify(err)
+	err := l.queryRow(ctx, sqlCleanupPartitions, []any{days, limit, l.s.nowArg()}, &n)
+	return n, err
 }
 
 // CleanupHistory removes at most limit rows per history table: stats history older than
@@ -161,8 +197,8 @@ func (l *Leader) CleanupPartitions(ctx context.Context, days, limit int) (int64,
 // table had more.
 func (l *Leader) CleanupHistory(ctx context.Context, statsDays, metricsDays, limit int) (removed int64, more bool, err error) {
 	args := cleanupHistoryArgs{StatsDays: statsDays, MetricsDays: metricsDays, Limit: limit, Now: l.s.nowArg()}
-	err = l.queryRow(ctx, sqlCleanupHistory, args.args()...).Scan(&removed, &more)
-	return removed, more, classify(err)
+	err = l.queryRow(ctx, sqlCleanupHistory, args.args(), &removed, &more)
+	return removed, more, err
 }
 
 // cleanupHistoryArgs are the parameters of qg_cleanup_history (see sqlCall).
@@ -178,7 +214,7 @@ func (a cleanupHistoryArgs) args() []any { return []any{a.StatsDays, a.MetricsDa
 func (l *Leader) StatsPartitions(ctx context.Context, run, after string, limit int) (string, error) {
 	var last *string
 	args := statsPartitionsArgs{Run: run, After: nullIfEmpty(after), Limit: limit, Now: l.s.nowArg()}
-	err := l.queryRow(ctx, sqlStatsPartitions, args.args()...).Scan(&last)
+	err := l.queryRow(ctx, sqlStatsPartitions, args.args(), &last)
 	if err != nil || last == nil {
 		return "", classify(err)
 	}
@@ -199,7 +235,6 @@ func (a statsPartitionsArgs) args() []any { return []any{a.Run, a.After, a.Limit
 // task and system rows and writes the history.
 func (l *Leader) StatsRollup(ctx context.Context, run string) (mq.StatsRefresh, error) {
 	var r mq.StatsRefresh
-	err := l.queryRow(ctx, sqlStatsRollup, run, l.s.nowArg()).
-		Scan(&r.Partition, &r.Queue, &r.Namespace, &r.Task, &r.System, &r.Cleanup)
-	return r, classify(err)
+	err := l.queryRow(ctx, sqlStatsRollup, []any{run, l.s.nowArg()}, &r.Partition, &r.Queue, &r.Namespace, &r.Task, &r.System, &r.Cleanup)
+	return r, err
 }

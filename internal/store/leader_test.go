@@ -16,10 +16,10 @@ func TestStoppedLeaderReleasesItsLockBeforeReturning(t *testing.T) {
 		led, err := s.TryLead(ctx, "stats", func(l *Leader) error {
 			time.AfterFunc(20*time.Millisecond, stop)
 			var ignored string
-			if err := l.queryRow(ctx, "SELECT pg_sleep(0.1)::text").Scan(&ignored); err != nil {
+			if err := l.queryRow(ctx, "SELECT pg_sleep(0.1)::text", nil, &ignored); err != nil {
 				return err
 			}
-			return l.queryRow(ctx, "SELECT 'never'").Scan(&ignored) // the job is stopped by now
+			return l.queryRow(ctx, "SELECT 'never'", nil, &ignored) // the job is stopped by now
 		})
 		stop()
 		if !led || err == nil {

@@ -13,7 +13,7 @@ import (
 func (s *Store) ExtendLease(ctx context.Context, leaseID string, seconds int) (time.Time, string, error) {
 	var exp *time.Time
 	var state string
-	err := s.withConn(ctx, func(c *pgxpool.Conn) error {
+	err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		return c.QueryRow(ctx, "SELECT expires_at, state FROM qg_extend_lease(p_lease_id => $1::uuid, p_seconds => $2, p_now => $3)",
 			leaseID, seconds, s.nowArg()).Scan(&exp, &state)
 	})

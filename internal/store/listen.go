@@ -3,10 +3,14 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 )
 
 // WakeChannel is the NOTIFY channel our functions signal queues on; per schema, so brokers
@@ -22,9 +26,14 @@ type QueueSignal struct{ Queue, Namespace, Task string }
 func (s *Store) Listen(ctx context.Context, log *slog.Logger, onSignal func(QueueSignal), onReconnect func()) {
 	backoff := 100 * time.Millisecond
 	first := true
+	failing := false // logged once per outage, not once per reconnect attempt
 	for ctx.Err() == nil {
 		err := s.listenOnce(ctx, func() {
 			backoff = 100 * time.Millisecond
+			if failing {
+				log.Info("notification listener reconnected")
+				failing = false
+			}
 			if !first {
 				onReconnect()
 			}
@@ -33,7 +42,12 @@ func (s *Store) Listen(ctx context.Context, log *slog.Logger, onSignal func(Queu
 		if ctx.Err() != nil {
 			return
 		}
-		log.Warn("notification listener lost its connection; reconnecting", "err", err, "backoff", backoff)
+		if !failing {
+			log.Warn("notification listener lost its connection; reconnecting", "err", err)
+			failing = true
+		} else {
+			log.Debug("notification listener still cannot reconnect", "err", err, "backoff", backoff)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -43,23 +57,53 @@ func (s *Store) Listen(ctx context.Context, log *slog.Logger, onSignal func(Queu
 	}
 }
 
+// listenOnce holds one listening connection until it fails or ctx ends. Every step has a
+// deadline on the broker's clock (docs/api/operations.md §9.1): connecting and LISTEN
+// DB_CONNECTION_TIMEOUT; and after DB_REQUEST_TIMEOUT without a notification the connection
+// must answer a ping within DB_CONNECTION_TIMEOUT, or it is given up and a new one is opened.
+// A connection to a frozen host or through a black hole otherwise looks exactly like a quiet
+// one, and the listener would wait on it forever, missing every wake-up once the database is
+// back on a fresh connection.
 func (s *Store) listenOnce(ctx context.Context, onConnected func(), onSignal func(QueueSignal)) error {
 	cfg, err := pgx.ParseConfig(s.dsn)
 	if err != nil {
 		return err
 	}
 	cfg.ConnectTimeout = s.timeout
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+quoteIdent(s.WakeChannel())); err != nil {
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+		defer cancel()
+		_ = conn.Close(cctx) // the session ends either way
+	}()
+	lctx, cancel := context.WithTimeout(ctx, s.timeout)
+	_, err = conn.Exec(lctx, "LISTEN "+quoteIdent(s.WakeChannel()))
+	cancel()
+	if err != nil {
 		return err
 	}
 	onConnected()
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		wctx, cancel := context.WithTimeout(ctx, s.requestTimeout)
+		n, err := conn.WaitForNotification(wctx)
+		quiet := err != nil && ctx.Err() == nil && errors.Is(wctx.Err(), context.DeadlineExceeded) && !conn.IsClosed()
+		cancel()
+		if quiet {
+			// A read timeout leaves the connection usable: check that the server still answers.
+			pctx, cancel := context.WithTimeout(ctx, s.timeout)
+			err = conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("listener connection stopped answering: %w", err)
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}

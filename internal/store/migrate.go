@@ -22,15 +22,32 @@ var sqlFiles embed.FS
 // migrationLockKey is the advisory lock that serialises schema work of brokers starting at once.
 const migrationLockKey = 0x7175_6565_6e67_6f // "queengo"
 
+// migrationDeadlineFactor times DB_STATEMENT_TIMEOUT bounds a whole migration on the broker's
+// clock (5 minutes with the defaults): it runs dozens of statements, each of which may take
+// up to statement_timeout.
+const migrationDeadlineFactor = 10
+
 // Migrate creates the schema, applies pending migrations in order and (re)installs the
 // functions when their text changed, all under an advisory lock so that instances starting
 // together apply each step once. A database newer than this binary is an error.
 func (s *Store) Migrate(ctx context.Context) error {
-	return s.withConn(ctx, func(c *pgxpool.Conn) error {
+	// Applying the schema runs many statements (and may wait for another instance's
+	// migration), each bounded by statement_timeout on the server; the broker's own deadline
+	// on all of them only has to keep a frozen server from holding start-up forever.
+	ctx = context.WithValue(ctx, budgetKey{}, &budget{workFor: migrationDeadlineFactor * s.bulkTimeout})
+	return s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLockKey); err != nil {
 			return fmt.Errorf("take migration lock: %w", err)
 		}
-		defer c.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLockKey)
+		defer func() {
+			// Bounded: on a server that stopped answering, the connection is closed instead
+			// (withConn), which frees the lock with the session.
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+			defer cancel()
+			if _, err := c.Exec(uctx, "SELECT pg_advisory_unlock($1)", migrationLockKey); err != nil {
+				closeConn(c)
+			}
+		}()
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return s.migrate(ctx, tx) })
 	})
 }

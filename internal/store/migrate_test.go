@@ -121,7 +121,7 @@ func TestMigrateKeepsUnchangedFunctions(t *testing.T) {
 	}
 	oid := func() string {
 		var v string
-		err := s.withConn(ctx, func(c *pgxpool.Conn) error {
+		err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 			return c.QueryRow(ctx, "SELECT 'qg_pop'::regproc::oid::text").Scan(&v)
 		})
 		if err != nil {
@@ -166,7 +166,7 @@ func TestMigrateInstallsRowTypesWithTheFunctions(t *testing.T) {
 	// The earlier release's state: its functions (stand-ins here) return the types migration
 	// 0001 made, under another function hash.
 	old := migratedSchema(t, "row_types_upgraded")
-	err := old.withConn(ctx, func(c *pgxpool.Conn) error {
+	err := old.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, dropFunctions+";"+migration1RowTypes+`;
 				CREATE FUNCTION qg_push() RETURNS SETOF qg_push_plan LANGUAGE sql AS 'SELECT NULL::qg_push_plan WHERE false';

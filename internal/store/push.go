@@ -23,6 +23,7 @@ type PushRow struct {
 // duplicate, a full queue reports failed per item. Missing queues and partitions are created
 // first in their own committed step, only when the push finds some missing.
 func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, error) {
+	ctx = OneBudget(ctx)
 	c := pushColumns(items)
 	var out []mq.PushResult
 	run := func() error {
@@ -98,7 +99,7 @@ func (s *Store) runCreating(ctx context.Context, queues, partitions []string, ru
 // EnsurePartitions creates the named queues (with default options) and partitions that do
 // not exist yet, in a short committed transaction of its own.
 func (s *Store) EnsurePartitions(ctx context.Context, queues, partitions []string) error {
-	return s.withConn(ctx, func(c *pgxpool.Conn) error {
+	return s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		_, err := c.Exec(ctx, "SELECT qg_ensure_partitions(p_queues => $1, p_partitions => $2)", queues, partitions)
 		return err
 	})
@@ -171,7 +172,7 @@ func pushColumns(items []PushRow) pushCols {
 
 // NotifyQueues signals the named queues to every instance's listener (see qg_notify_queues).
 func (s *Store) NotifyQueues(ctx context.Context, queues []string) error {
-	return s.withConn(ctx, func(c *pgxpool.Conn) error {
+	return s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		_, err := c.Exec(ctx, "SELECT qg_notify_queues(p_names => $1)", queues)
 		return err
 	})

@@ -7,9 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/mq"
 )
@@ -21,17 +24,27 @@ type Options struct {
 	MaxConns         int32         // pool size
 	ConnectTimeout   time.Duration // wait for a pooled connection (and to connect)
 	IdleTimeout      time.Duration // close pooled connections idle this long
-	StatementTimeout time.Duration // per statement
+	StatementTimeout time.Duration // per statement; also the broker-side deadline of bulk work
 	LockTimeout      time.Duration // per lock wait
+	// RequestTimeout bounds all the database work of one request on the broker's clock
+	// (DB_REQUEST_TIMEOUT, default 10 s; docs/api/operations.md §9.1).
+	RequestTimeout time.Duration
+	// Log receives the outage reports (one line when the database becomes unavailable, one
+	// when it is back); nil: slog.Default().
+	Log *slog.Logger
 }
 
 // Store is the PostgreSQL access layer. It is safe for concurrent use.
 type Store struct {
 	pool    *pgxpool.Pool
 	schema  string
-	timeout time.Duration
-	dsn     string
-	clock   func() time.Time // nil: the database clock decides
+	timeout time.Duration // DB_CONNECTION_TIMEOUT: waits in front of the database, and connecting
+	// requestTimeout and bulkTimeout bound the database work of one request, and of one bulk
+	// route or job statement (see deadline.go).
+	requestTimeout, bulkTimeout time.Duration
+	dsn                         string
+	outage                      *outageTracker
+	clock                       func() time.Time // nil: the database clock decides
 	// partitions caches partition ids by name for pushes (see partitionCache).
 	partitions partitionCache
 }
@@ -55,7 +68,26 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.IdleTimeout > 0 {
 		cfg.MaxConnIdleTime = o.IdleTimeout
 	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 10 * time.Second
+	}
+	bulk := o.StatementTimeout
+	if bulk <= 0 {
+		// No statement_timeout on the server does not mean no deadline on the broker's clock.
+		bulk = 30 * time.Second
+	}
+	// ConnectTimeout bounds the whole opening of a connection: TCP, TLS, start-up and the
+	// session settings below, which travel in the start-up message.
 	cfg.ConnConfig.ConnectTimeout = o.ConnectTimeout
+	// Set explicitly, since the deadlines rely on it: when a statement's context ends, the
+	// connection's read deadline is set to now, so the call returns at once even from a server
+	// that never answers; pgconn then closes the connection in the background (a best-effort
+	// cancel request and Terminate, bounded by its own 15 s), and the pool, finding it closed,
+	// never hands it out again. A CancelRequestContextWatcherHandler would instead make every
+	// abandoned call wait for a cancel request over a new connection to the same frozen host.
+	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+	}
 	rp := cfg.ConnConfig.RuntimeParams
 	rp["search_path"] = quoteIdent(o.Schema)
 	rp["application_name"] = "queen-go"
@@ -76,7 +108,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	return &Store{pool: pool, schema: o.Schema, timeout: o.ConnectTimeout, dsn: o.DSN}, nil
+	return &Store{pool: pool, schema: o.Schema, timeout: o.ConnectTimeout, requestTimeout: o.RequestTimeout,
+		bulkTimeout: bulk, dsn: o.DSN, outage: newOutageTracker(o.Log)}, nil
 }
 
 // Close closes the pool.
@@ -85,33 +118,73 @@ func (s *Store) Close() { s.pool.Close() }
 // Schema is the PostgreSQL schema in use.
 func (s *Store) Schema() string { return s.schema }
 
-// Ping checks that a connection can be had and used within the connection timeout.
+// Ping checks that a connection can be had and used: DB_CONNECTION_TIMEOUT bounds the
+// connection and the SELECT 1 together (/health, docs/api/operations.md §9.1). Any failure
+// is ErrUnavailable.
 func (s *Store) Ping(ctx context.Context) error {
-	return s.withConn(ctx, func(c *pgxpool.Conn) error {
+	pctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	err := s.withConn(pctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		_, err := c.Exec(ctx, "SELECT 1")
 		return err
 	})
+	if err != nil && !errors.Is(err, mq.ErrUnavailable) && !errors.Is(ctx.Err(), context.Canceled) {
+		err = fmt.Errorf("%w: %w", mq.ErrUnavailable, err)
+	}
+	return err
 }
 
-// withConn acquires a connection, waiting at most the connection timeout, so that an
-// unreachable database answers ErrUnavailable within a bound instead of hanging.
-func (s *Store) withConn(ctx context.Context, fn func(*pgxpool.Conn) error) error {
-	actx, cancel := context.WithTimeout(ctx, s.timeout)
+// acquire takes a pooled connection, waiting at most until the request's wait deadline
+// (DB_CONNECTION_TIMEOUT from when it started waiting), so that an unreachable database answers
+// ErrUnavailable within a bound instead of hanging. A connection the pool opens meanwhile is
+// bounded by the same timeout.
+func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	actx, cancel := context.WithDeadline(ctx, s.WaitDeadline(ctx))
 	c, err := s.pool.Acquire(actx)
 	cancel()
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return nil, ctx.Err() // the client went away: not an outage
 		}
-		return fmt.Errorf("%w: %v", mq.ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: no connection within the deadline: %v", mq.ErrUnavailable, err)
 	}
-	defer c.Release()
-	return classify(fn(c))
+	return c, nil
+}
+
+// withConn runs fn on a pooled connection: the wait for it is bounded by acquire, and fn's
+// statements by the request's work deadline (DB_REQUEST_TIMEOUT, or DB_STATEMENT_TIMEOUT on
+// bulk work), which fn must use through the context it is given. A call that passes its
+// deadline is abandoned: its connection is closed, never returned to the pool, and PostgreSQL
+// rolls back whatever did not commit; the caller gets ErrUnavailable.
+func (s *Store) withConn(ctx context.Context, fn func(context.Context, *pgxpool.Conn) error) error {
+	c, err := s.acquire(ctx)
+	if err == nil {
+		wctx, cancel := s.workContext(ctx)
+		err = fn(wctx, c)
+		if err != nil && wctx.Err() != nil {
+			// Ended mid-call: the connection may still be inside a statement or transaction.
+			closeConn(c)
+		}
+		c.Release()
+		err = classify(deadlineError(ctx, wctx, err))
+		cancel()
+	}
+	s.outage.observe(ctx, err)
+	return err
+}
+
+// closeConn closes a pooled connection whose call was abandoned, so the pool destroys it on
+// release. pgconn usually closed it already when the read deadline fired; otherwise Close
+// sends Terminate, which a frozen server's socket buffer takes without blocking (bounded anyway).
+func closeConn(c *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_ = c.Conn().Close(ctx) // closed either way
 }
 
 // queryRows runs fn over the rows of one statement on a pooled connection.
 func (s *Store) queryRows(ctx context.Context, sql string, args []any, fn func(rowScanner) error) error {
-	return s.withConn(ctx, func(c *pgxpool.Conn) error {
+	return s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		rows, err := c.Query(ctx, sql, args...)
 		if err != nil {
 			return err

@@ -30,6 +30,7 @@ type TxnAck struct {
 // tenant is the caller's tenant ("" is the default one): an ack of a message in another
 // tenant's queue is reported as unknown (QTXN).
 func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string, tenant string) ([]mq.TxnResult, error) {
+	ctx = OneBudget(ctx)
 	n := len(pushes)
 	pIdx, items, traces := make([]int32, n), make([]PushRow, n), make([]*string, n)
 	for i, p := range pushes {
@@ -67,6 +68,10 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 	}
 	var pgErr *pgconn.PgError
 	switch {
+	case errors.As(err, &pgErr) && isServerTimeout(pgErr.Code):
+		// PostgreSQL ended the call and rolled it back: the outcome is known, so it is the
+		// documented QDB rollback rather than a 500 (docs/api/operations.md §9.1).
+		return nil, rollbackError(pgErr)
 	case errors.Is(err, mq.ErrUnavailable) || !errors.As(err, &pgErr):
 		return nil, fmt.Errorf("transaction: %w", err)
 	default:

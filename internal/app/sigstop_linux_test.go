@@ -1,0 +1,171 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/app"
+	"github.com/queen-go/queen/internal/embeddedpg"
+)
+
+// The measured case of docs/api/operations.md §9.1: every PostgreSQL process stopped with
+// SIGSTOP under load, so the server accepts connections and never answers. A private embedded
+// server is stopped mid-request; every route answers within its bound (pushes 201 or 503, and
+// a push answered 503 is stored wholly or not at all), a pop parked across the freeze answers
+// 204 at its deadline, and after SIGCONT the broker serves again.
+func TestPostgresStoppedMidRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server of its own")
+	}
+	bin, err := embeddedpg.FindBinaries("")
+	if err != nil {
+		t.Skipf("no PostgreSQL binaries: %v", err)
+	}
+	dataDir := embeddedDataDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := embeddedpg.Start(ctx, embeddedpg.Options{DataDir: dataDir, BinDir: bin, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+
+	schema := freshSchema("sigstop")
+	a := startApp(t, frozenConfig(t, srv.DSN(), schema), app.WithLogger(testLogger(t)))
+	t.Cleanup(func() { signalServer(t, dataDir, syscall.SIGCONT) }) // before the App and the server stop
+	base := a.URL()
+	pushEventually(t, base, "healthy")
+	// A pop parked before the freeze on a queue nobody writes, whose deadline passes during
+	// the freeze: 204 at its deadline.
+	if r := call(base, "POST", "/api/v1/configure", map[string]any{"queue": "sigstop-parked"}); r.code != 200 {
+		t.Fatalf("configure: %d %s", r.code, r.body)
+	}
+	const popTimeout = 2 * time.Second
+	parked := make(chan answer, 1)
+	go func() {
+		parked <- call(base, "GET", fmt.Sprintf("/api/v1/pop/queue/sigstop-parked?wait=true&timeout=%d", popTimeout.Milliseconds()), nil)
+	}()
+	time.Sleep(100 * time.Millisecond) // its first attempt finds nothing and it parks
+
+	type pushed struct {
+		key string
+		a   answer
+	}
+	var mu sync.Mutex
+	var pushes []pushed
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := fmt.Sprintf("s%d-%d-%s", w, i, uuid.NewString())
+				r := call(base, "POST", "/api/v1/push", pushBody(key, 3))
+				mu.Lock()
+				pushes = append(pushes, pushed{key, r})
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond)
+	signalServer(t, dataDir, syscall.SIGSTOP)
+	stoppedAt := time.Now()
+	for _, rc := range frozenRoutes() {
+		checkUnavailable(t, rc, call(base, rc.method, rc.path, rc.body))
+	}
+	p := <-parked
+	if bound := popTimeout + routeBound(frozenRequestTimeout); p.code != 204 || p.took > popTimeout+3*routeBound(frozenRequestTimeout) {
+		t.Errorf("pop parked across the freeze: %d %s after %v, want 204 within %v", p.code, p.body, p.took, bound)
+	}
+	close(stop)
+	wg.Wait()
+	signalServer(t, dataDir, syscall.SIGCONT)
+	t.Logf("PostgreSQL stopped for %v; %d pushes", time.Since(stoppedAt).Round(time.Millisecond), len(pushes))
+
+	bound := routeBound(frozenRequestTimeout)
+	var unavailable []string
+	for _, x := range pushes {
+		switch {
+		case x.a.err != nil:
+			t.Errorf("push %s: %v after %v", x.key, x.a.err, x.a.took)
+		case x.a.took > 3*bound:
+			t.Errorf("push %s: %d after %v, bound %v", x.key, x.a.code, x.a.took, bound)
+		case x.a.code == 503:
+			unavailable = append(unavailable, x.key)
+		case x.a.code != 201:
+			t.Errorf("push %s: %d %s", x.key, x.a.code, x.a.body)
+		}
+	}
+	if len(unavailable) == 0 {
+		t.Error("no push was answered 503 while PostgreSQL was stopped")
+	}
+	waitHealthy(t, base)
+	pushEventually(t, base, "after SIGCONT")
+	checkWholeOrNothing(t, srv.DSN(), schema, unavailable, 3)
+}
+
+// embeddedDataDir returns a not yet existing data directory under a temporary one that every
+// user can traverse: run as root, the server runs as the postgres user.
+func embeddedDataDir(t *testing.T) string {
+	t.Helper()
+	parent, err := os.MkdirTemp("", "queen-sigstop-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(parent) })
+	if err := os.Chmod(parent, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(parent, "data")
+}
+
+// signalServer sends sig to every process of the embedded server on dataDir: the postmaster
+// first (so it forks no new child meanwhile), then each of its children. Backends make
+// themselves process-group leaders, so signalling the postmaster's group would miss them.
+func signalServer(t *testing.T, dataDir string, sig syscall.Signal) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dataDir, "postgres", "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		t.Fatalf("signal postmaster %d: %v", pid, err)
+	}
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			_ = syscall.Kill(child, sig) // a child that just exited is no concern
+			n++
+		}
+	}
+	t.Logf("sent %v to the postmaster %d and %d children", sig, pid, n)
+}
