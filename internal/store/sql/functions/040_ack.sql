@@ -233,14 +233,39 @@ BEGIN
                                         WHEN cardinality(v_required) = 1 THEN v_required[1]
                                         ELSE '00000000-0000-0000-0000-000000000000'::uuid END
                                     ELSE u.lease END AS lease,
-                               (SELECT m.position FROM messages m WHERE m.partition_id = u.pid AND m.transaction_id = u.k) AS pos,
+                               -- The message's position: found in its pair's leased batch (below), else
+                               -- looked up by key (unknown, committed or beyond the batch).
+                               CASE WHEN u.batch_pos IS NOT NULL THEN u.batch_pos
+                                    ELSE (SELECT m.position FROM messages m
+                                          WHERE m.partition_id = u.pid AND m.transaction_id = u.k) END AS pos,
                                q.name AS qname, p.name AS pname, q.retry_limit, q.retry_delay,
                                c.partition_id IS NOT NULL AS has, c.lease_id,
                                coalesce(c.lease_id IS NOT NULL AND c.lease_expires_at > v_now, false) AS live0,
                                coalesce(c.cursor, 0) AS cursor0, coalesce(c.retry_count, 0) AS retry0,
                                c.batch_end, c.retry_not_before
-                        FROM unnest(p_pids, p_keys, p_groups, p_statuses, p_leases, p_errors)
-                             WITH ORDINALITY AS u (pid, k, grp, st, lease, err, ord)
+                        FROM (
+                            -- Items meet the messages of their pairs' leased batches in one sort by
+                            -- (partition, key), a range scan of each batch, instead of a key lookup
+                            -- per item: with few messages per partition on average, a generic plan
+                            -- may serve that lookup by the (partition, position) index with a filter
+                            -- on the key, a scan of the whole partition per item.
+                            SELECT v.*, max(v.mpos) OVER (PARTITION BY v.pid, v.k COLLATE "C") AS batch_pos
+                            FROM (
+                                SELECT u.pid, u.k, u.grp, u.st, u.lease, u.err, u.ord, NULL::bigint AS mpos
+                                FROM unnest(p_pids, p_keys, p_groups, p_statuses, p_leases, p_errors)
+                                     WITH ORDINALITY AS u (pid, k, grp, st, lease, err, ord)
+                                UNION ALL
+                                SELECT b.pid, bm.transaction_id, NULL, NULL, NULL, NULL, NULL, bm.position
+                                FROM (SELECT DISTINCT d.pid, d.grp FROM unnest(p_pids, p_groups) AS d (pid, grp)) b
+                                CROSS JOIN LATERAL (
+                                    SELECT m.position, m.transaction_id
+                                    FROM consumers bc
+                                    JOIN messages m ON m.partition_id = bc.partition_id
+                                     AND m.position > bc.cursor AND m.position <= bc.batch_end
+                                    WHERE bc.partition_id = b.pid AND bc.consumer_group = b.grp
+                                    OFFSET 0) bm
+                            ) v
+                        ) u
                         -- Partition rows are updated by every push: reached through the primary key
                         -- (= ANY), never a scan over their dead versions.
                         LEFT JOIN (SELECT * FROM partitions WHERE id = ANY (p_pids)) p ON p.id = u.pid
@@ -248,6 +273,7 @@ BEGIN
                         -- one primary-key lookup per item (LIMIT 1 keeps it a lookup whatever the estimates)
                         LEFT JOIN LATERAL (SELECT * FROM consumers c WHERE c.partition_id = u.pid AND c.consumer_group = u.grp
                                            LIMIT 1) c ON q.id IS NOT NULL
+                        WHERE u.ord IS NOT NULL -- the items, not the batches' messages
                         OFFSET 0 -- evaluated once per item, not once per use of pos
                     ) it
                 ) w
