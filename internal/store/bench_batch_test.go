@@ -3,7 +3,11 @@ package store
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/queen-go/queen/internal/mq"
@@ -19,6 +23,56 @@ import (
 // Numbers before and after the set-based ack are in bench/README.md ("Batch cost").
 
 const batchGroup = "__QUEUE_MODE__"
+
+// dbCPU is a store of one connection on the schema of s, for the timed calls, and a reading of
+// that connection's PostgreSQL backend CPU time (user + system, from /proc; ok is false where
+// the backend's /proc entry cannot be read). The benchmarks report it per call as
+// db-cpu-ms/op next to the wall time, which on a loaded machine mostly measures the others.
+func dbCPU(b *testing.B, s *Store) (*Store, func() (time.Duration, bool)) {
+	b.Helper()
+	one, err := Open(context.Background(), Options{DSN: testDSN, Schema: s.schema, MaxConns: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(one.Close)
+	return one, func() (time.Duration, bool) {
+		var pid int
+		if err := one.pool.QueryRow(context.Background(), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			b.Fatal(err)
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0, false
+		}
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		if len(f) < 13 {
+			return 0, false
+		}
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		return time.Duration(ut+st) * 10 * time.Millisecond, true // USER_HZ = 100
+	}
+}
+
+// cpuMeter sums the backend CPU of the timed calls of one benchmark.
+type cpuMeter struct {
+	read  func() (time.Duration, bool)
+	start time.Duration
+	total time.Duration
+	ok    bool
+}
+
+func (m *cpuMeter) begin() { m.start, m.ok = m.read() }
+func (m *cpuMeter) end() {
+	if t, ok := m.read(); ok && m.ok {
+		m.total += t - m.start
+	}
+}
+func (m *cpuMeter) report(b *testing.B) {
+	if m.ok {
+		b.ReportMetric(float64(m.total.Microseconds())/1000/float64(b.N), "db-cpu-ms/op")
+	}
+}
 
 // pushSpread pushes n messages to queue, one per partition p0..p(parts-1) round robin, and
 // returns them popped under one lease (every partition claimed).
@@ -63,6 +117,7 @@ func mixedStatus(i int) string {
 func BenchmarkAckBatch10k(b *testing.B) {
 	ctx := context.Background()
 	s := migratedSchema(b, "bench_ack_batch")
+	timed, read := dbCPU(b, s)
 	const n = 10000
 	for _, c := range []struct {
 		name   string
@@ -76,13 +131,19 @@ func BenchmarkAckBatch10k(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			round := 0
+			cpu := &cpuMeter{read: read}
+			defer cpu.report(b)
 			for b.Loop() {
 				b.StopTimer()
 				round++
 				msgs, lease := pushSpread(b, s, fmt.Sprintf("ack-%s-%d", c.name, round), n, c.parts)
 				acks := ackAll(msgs, lease, c.status)
+				cpu.begin()
 				b.StartTimer()
-				res, err := s.Ack(ctx, acks)
+				res, err := timed.Ack(ctx, acks)
+				b.StopTimer()
+				cpu.end()
+				b.StartTimer()
 				if err != nil || len(res) != n {
 					b.Fatalf("ack: %v, %d results", err, len(res))
 				}
@@ -126,11 +187,19 @@ func BenchmarkPush10kDistinctPartitions(b *testing.B) {
 		if _, err := s.Push(ctx, rowsFor("push-existing")); err != nil {
 			b.Fatal(err)
 		}
+		timed, read := dbCPU(b, s)
+		cpu := &cpuMeter{read: read}
+		defer cpu.report(b)
 		for b.Loop() {
 			b.StopTimer()
 			rows := rowsFor("push-existing")
+			cpu.begin()
 			b.StartTimer()
-			if res, err := s.Push(ctx, rows); err != nil || len(res) != n {
+			res, err := timed.Push(ctx, rows)
+			b.StopTimer()
+			cpu.end()
+			b.StartTimer()
+			if err != nil || len(res) != n {
 				b.Fatalf("push: %v, %d results", err, len(res))
 			}
 		}
@@ -142,6 +211,9 @@ func BenchmarkPush10kDistinctPartitions(b *testing.B) {
 func BenchmarkTransactionDistinctPartitions(b *testing.B) {
 	ctx := context.Background()
 	s := migratedSchema(b, "bench_txn_batch")
+	timed, read := dbCPU(b, s)
+	cpu := &cpuMeter{read: read}
+	defer cpu.report(b)
 	const n = 2000
 	round := 0
 	for b.Loop() {
@@ -166,8 +238,12 @@ func BenchmarkTransactionDistinctPartitions(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		cpu.begin()
 		b.StartTimer()
-		res, err := s.Transaction(ctx, pushes, acks, nil, nil, "")
+		res, err := timed.Transaction(ctx, pushes, acks, nil, nil, "")
+		b.StopTimer()
+		cpu.end()
+		b.StartTimer()
 		if err != nil || len(res) != 2*n {
 			b.Fatalf("transaction: %v, %d results", err, len(res))
 		}
