@@ -195,8 +195,7 @@ BEGIN
                               ELSE z.retry0 END,
                          CASE WHEN z.rp_failed THEN v_now + z.retry_delay * interval '1 millisecond'
                               ELSE z.retry_not_before END,
-                         z.released, z.live0 AND NOT z.released)::qg_ack_eval
-                     ORDER BY z.pid, z.grp, z.key)
+                         z.released, z.live0 AND NOT z.released)::qg_ack_eval)
     INTO v_eval
     FROM (
         SELECT y.*, y.has AND (y.rp IS NOT NULL OR (y.batch_end IS NOT NULL AND y.cursor1 >= y.batch_end)) AS released
@@ -290,12 +289,12 @@ BEGIN
     SELECT gen_random_uuid(), q.id, p.id, q.name, p.name, e.grp, m.id, m.transaction_id,
            coalesce(nullif(e.err, ''), CASE e.st WHEN 'dlq' THEN 'Moved to DLQ' ELSE 'Retries exhausted' END),
            e.retry0, m.payload, m.trace_id, m.producer_sub, m.encrypted, m.created_at, v_now
-    FROM unnest(v_eval) WITH ORDINALITY AS e
+    FROM unnest(v_eval) e
     JOIN messages m ON m.partition_id = e.pid AND m.position = e.pos
     JOIN partitions p ON p.id = m.partition_id
     JOIN queues q ON q.id = p.queue_id
     WHERE e.eff = 'dlq'
-    ORDER BY e.ordinality;
+    ORDER BY e.pid, e.grp, e.pos, e.i;
 
     -- The consumer rows (held since the start): new cursor, retry count and delay, and the end
     -- of the lease for released pairs (qg_ack_settle, for every pair at once).
