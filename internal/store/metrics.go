@@ -91,7 +91,7 @@ func (s *Store) FlushMetrics(ctx context.Context, in Instance, workers []WorkerM
 	if err != nil {
 		return err
 	}
-	// A background statement: DB_STATEMENT_TIMEOUT on the broker's clock (operations.md §9.1).
+	// A background statement: DB_STATEMENT_TIMEOUT on the broker's clock (docs/api/operations.md §9.1).
 	err = s.withConn(Bulk(ctx), func(ctx context.Context, c *pgxpool.Conn) error {
 		args := metricsFlushArgs{Worker: in.WorkerID, Hostname: in.Hostname, PID: in.PID, Workers: string(w),
 			Queues: string(q), Now: s.nowArg()}

@@ -114,38 +114,54 @@ BEGIN
     FROM generate_series(1, cardinality(p_keys)) AS g (i);
 END $$;
 
+-- One ack item as qg_ack_items evaluates it: the item, its message's position, the start state
+-- of its pair (consumer row read under its lock), its effect, and its pair's outcome (carried on
+-- every item of the pair, so that no step joins one item list to another).
+CREATE TYPE qg_ack_eval AS (
+    i            integer,     -- 0-based item index
+    pid          uuid,
+    grp          text,
+    pos          bigint,      -- NULL: no such message
+    st           text,
+    err          text,
+    eff          text,        -- QG004 | QG005 | QG006 | committed | complete | dlq | release | noop
+    qname        text,
+    pname        text,
+    has          boolean,     -- the pair has a consumer row
+    cursor0      bigint,
+    retry0       integer,
+    batch_end    bigint,
+    cursor1      bigint,      -- the pair's cursor afterwards
+    retry1       integer,
+    rnb1         timestamptz, -- retry_not_before afterwards
+    released     boolean,     -- the lease ends (release point or batch completed)
+    live1        boolean      -- the pair holds a live lease afterwards
+);
+
 -- Evaluates and applies ack items (docs/api/concepts.md §8.2), shared by the ack routes and the
 -- transaction route. Items naming the same (partition, group) form an ack group, evaluated
--- under that pair's row lock against the state at the start; groups are locked in ascending
--- (partition id, group) order, the order of every write path.
+-- under that pair's row lock against the state at the start; the consumer rows are locked in
+-- ascending (partition id, group) order, the order of every write path.
 --
 -- p_statuses are normalised: completed | failed | retry | dlq. A NULL p_leases element is a
 -- lease-less ack unless p_required (the transaction's requiredLeases) resolves one (docs/api/transaction.md §4).
 -- Never raises for a rejected item: the caller decides (the ack route reports, a transaction
 -- rolls back).
+--
+-- Set-based, so that the cost grows linearly with the items whatever their mix of pairs
+-- (docs/api/operations.md §9.4): one statement locks every pair's consumer row in order, one evaluates
+-- every item (window functions per pair, in position order), then one writes the DLQ rows, one
+-- the consumer rows, two the work index. No statement runs per pair or per item, and no step
+-- joins the item list to another array (a nested loop over two arrays is quadratic).
 CREATE OR REPLACE FUNCTION qg_ack_items(
     p_pids uuid[], p_keys text[], p_groups text[], p_statuses text[], p_leases uuid[],
     p_errors text[], p_required uuid[], p_now timestamptz)
 RETURNS SETOF qg_ack_result LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
-    v_now       timestamptz := coalesce(p_now, clock_timestamp());
-    v_required  uuid[] := (SELECT array_agg(DISTINCT r) FROM unnest(p_required) r WHERE r IS NOT NULL);
-    v_out       qg_ack_result[] := '{}';
-    v_g         record;
-    v_it        record;
-    v_q         record;
-    v_c         consumers%ROWTYPE;
-    v_has       boolean;
-    v_live      boolean;
-    v_cursor    bigint;
-    v_r         integer;
-    v_released  boolean;
-    v_dlq_any   boolean;
-    v_lease     uuid;
-    v_err       text;
-    v_first     integer;
-    v_res       qg_ack_result;
+    v_now      timestamptz := coalesce(p_now, clock_timestamp());
+    v_required uuid[] := (SELECT array_agg(DISTINCT r) FROM unnest(p_required) r WHERE r IS NOT NULL);
+    v_eval     qg_ack_eval[];
 BEGIN
     IF v_required IS NULL THEN
         RETURN QUERY SELECT * FROM qg_ack_batch_fast(p_pids, p_keys, p_groups, p_statuses, p_leases, v_now);
@@ -153,89 +169,203 @@ BEGIN
             RETURN;
         END IF;
     END IF;
-    FOR v_g IN SELECT DISTINCT u.pid, u.grp FROM unnest(p_pids, p_groups) AS u (pid, grp)
-               ORDER BY u.pid, u.grp
-    LOOP
-        SELECT q.id, q.name AS qname, p.name AS pname, q.retry_limit, q.retry_delay INTO v_q
-        FROM partitions p JOIN queues q ON q.id = p.queue_id WHERE p.id = v_g.pid;
-        v_has := false;
-        IF v_q.id IS NOT NULL THEN
-            SELECT * INTO v_c FROM consumers c
-            WHERE c.partition_id = v_g.pid AND c.consumer_group = v_g.grp FOR UPDATE;
-            v_has := FOUND;
-        END IF;
-        IF NOT v_has THEN
-            v_c := NULL;
-        END IF;
-        v_live := v_has AND v_c.lease_id IS NOT NULL AND v_c.lease_expires_at > v_now;
-        v_cursor := coalesce(v_c.cursor, 0);
-        v_r := coalesce(v_c.retry_count, 0);
-        v_released := false;
-        v_dlq_any := false;
-        v_first := cardinality(v_out) + 1;
 
-        -- Step 1 and 2 in one pass: items in ascending position (ties in request order);
-        -- a rejected item's checks use only the start state, so the order does not change them.
-        FOR v_it IN
-            SELECT (u.ord - 1)::int AS i, m.position AS pos, u.st, u.lease, u.err
-            FROM unnest(p_pids, p_keys, p_groups, p_statuses, p_leases, p_errors)
-                 WITH ORDINALITY AS u (pid, k, grp, st, lease, err, ord)
-            LEFT JOIN messages m ON m.partition_id = u.pid AND m.transaction_id = u.k
-            WHERE u.pid IS NOT DISTINCT FROM v_g.pid AND u.grp = v_g.grp
-            ORDER BY m.position NULLS FIRST, u.ord
-        LOOP
-            v_res := ROW(v_it.i, true, NULL, v_q.qname, v_q.pname, false, false, false);
-            v_lease := v_it.lease;
-            IF v_lease IS NULL AND v_required IS NOT NULL THEN
-                v_lease := CASE
-                    WHEN v_c.lease_id = ANY (v_required) THEN v_c.lease_id
-                    WHEN cardinality(v_required) = 1 THEN v_required[1]
-                    ELSE '00000000-0000-0000-0000-000000000000'::uuid END;
-            END IF;
-            IF v_it.pos IS NULL THEN
-                v_res.success := false; v_res.error := 'QG004'; -- codes only: Go holds the texts (mq.Code)
-            ELSIF v_it.pos <= coalesce(v_c.cursor, 0) THEN
-                v_res.already_committed := true;
-            ELSIF v_lease IS NOT NULL AND NOT (v_live AND v_lease = v_c.lease_id) THEN
-                v_res.success := false; v_res.error := 'QG005';
-            ELSIF v_c.batch_end IS NULL OR v_it.pos > v_c.batch_end THEN
-                v_res.success := false; v_res.error := 'QG006';
-            ELSIF v_released THEN
-                NULL; -- after a release point: success, no effect, delivered again
-            ELSIF v_it.st = 'completed' THEN
-                v_cursor := greatest(v_cursor, v_it.pos);
-            ELSIF v_it.st = 'dlq' OR (v_it.st = 'failed' AND v_r >= v_q.retry_limit) THEN
-                v_err := coalesce(nullif(v_it.err, ''),
-                                  CASE v_it.st WHEN 'dlq' THEN 'Moved to DLQ' ELSE 'Retries exhausted' END);
-                PERFORM qg_dead_letter(v_g.pid, v_it.pos, v_g.grp, v_err, v_r, v_now);
-                v_res.dlq := true;
-                v_dlq_any := true;
-                v_cursor := greatest(v_cursor, v_it.pos);
-            ELSE
-                v_released := true; -- failed with retries left, or retry: a release point
-                IF v_it.st = 'failed' THEN
-                    v_r := v_r + 1;
-                    v_c.retry_not_before := v_now + v_q.retry_delay * interval '1 millisecond';
-                END IF;
-            END IF;
-            v_out := v_out || v_res;
-        END LOOP;
+    -- The pairs' consumer rows, locked in ascending (partition, group) order (the sort sits
+    -- below the row locking). Later statements read them from the table: held, they cannot move.
+    PERFORM 1 FROM consumers c
+    WHERE (c.partition_id, c.consumer_group) IN (SELECT u.pid, u.grp FROM unnest(p_pids, p_groups) AS u (pid, grp))
+    ORDER BY c.partition_id, c.consumer_group
+    FOR UPDATE;
 
-        IF v_has THEN
-            IF NOT v_released AND v_c.batch_end IS NOT NULL AND v_cursor >= v_c.batch_end THEN
-                v_released := true; -- the batch completed
-                v_r := 0;
-            END IF;
-            IF v_dlq_any THEN
-                v_r := 0;
-            END IF;
-            PERFORM qg_ack_settle(v_g.pid, v_g.grp, v_c.cursor, v_cursor, v_r, v_c.retry_not_before,
-                                  v_released, v_now);
-            v_live := v_live AND NOT v_released;
-        END IF;
-        FOR v_it IN SELECT generate_series(v_first, cardinality(v_out)) AS k LOOP
-            v_out[v_it.k].lease_released := NOT v_live;
-        END LOOP;
-    END LOOP;
-    RETURN QUERY SELECT * FROM unnest(v_out) x ORDER BY x.i;
+    -- Every item evaluated at once (docs/api/concepts.md §8.2-8.3). Within a pair, items are taken in
+    -- ascending position (ties in request order); a rejected item's checks use only the start
+    -- state, so the order does not change them. The first item that releases the lease (failed
+    -- with retries left, or retry) is the release point: items after it succeed without effect.
+    -- Before it the retry count is the start one, so each item's effect is known from the start
+    -- state and its rank alone.
+    --
+    -- One sort by pair feeds two window levels (no materialised steps: each pass over 10,000
+    -- wide rows costs tens of milliseconds). An item's place in its pair is its key (position,
+    -- request order); rp is the key of the pair's release point.
+    SELECT array_agg(ROW(z.i, z.pid, z.grp, z.pos, z.st, z.err, z.eff, z.qname, z.pname, z.has,
+                         z.cursor0, z.retry0, z.batch_end, z.cursor1,
+                         CASE WHEN z.dlq_any THEN 0
+                              WHEN z.rp IS NOT NULL THEN z.retry0 + CASE WHEN z.rp_failed THEN 1 ELSE 0 END
+                              WHEN z.released THEN 0 -- the batch completed
+                              ELSE z.retry0 END,
+                         CASE WHEN z.rp_failed THEN v_now + z.retry_delay * interval '1 millisecond'
+                              ELSE z.retry_not_before END,
+                         z.released, z.live0 AND NOT z.released)::qg_ack_eval)
+    INTO v_eval
+    FROM (
+        SELECT y.*, y.has AND (y.rp IS NOT NULL OR (y.batch_end IS NOT NULL AND y.cursor1 >= y.batch_end)) AS released
+        FROM (
+            SELECT x.*,
+                   CASE WHEN x.act NOT IN ('complete', 'dlq', 'release') THEN x.act
+                        WHEN x.rp IS NULL OR x.key < x.rp THEN x.act
+                        WHEN x.key = x.rp THEN 'release'
+                        ELSE 'noop' -- after a release point: success, no effect, delivered again
+                   END AS eff,
+                   greatest(x.cursor0, max(x.pos) FILTER (WHERE x.act IN ('complete', 'dlq')
+                                                          AND (x.rp IS NULL OR x.key < x.rp)) OVER pair) AS cursor1,
+                   coalesce(bool_or(x.act = 'dlq' AND (x.rp IS NULL OR x.key < x.rp)) OVER pair, false) AS dlq_any,
+                   coalesce(bool_or(x.key = x.rp AND x.st = 'failed') OVER pair, false) AS rp_failed
+            FROM (
+                SELECT w.*, min(CASE WHEN w.act = 'release' THEN w.key END) OVER pair AS rp
+                FROM (
+                    SELECT it.*, ARRAY[it.pos, it.ord] AS key,
+                           CASE
+                               WHEN it.pos IS NULL THEN 'QG004' -- codes only: Go holds the texts (mq.Code)
+                               WHEN it.pos <= it.cursor0 THEN 'committed'
+                               WHEN it.lease IS NOT NULL AND NOT coalesce(it.live0 AND it.lease = it.lease_id, false) THEN 'QG005'
+                               WHEN it.batch_end IS NULL OR it.pos > it.batch_end THEN 'QG006'
+                               WHEN it.st = 'completed' THEN 'complete'
+                               WHEN it.st = 'dlq' OR (it.st = 'failed' AND it.retry0 >= it.retry_limit) THEN 'dlq'
+                               ELSE 'release' -- failed with retries left, or retry
+                           END AS act
+                    FROM (
+                        SELECT (u.ord - 1)::int AS i, u.pid, u.grp, u.st, u.err, u.ord,
+                               -- the item's lease; a lease-less item of a transaction takes one of its
+                               -- required leases
+                               CASE WHEN u.lease IS NULL AND v_required IS NOT NULL THEN CASE
+                                        WHEN c.lease_id = ANY (v_required) THEN c.lease_id
+                                        WHEN cardinality(v_required) = 1 THEN v_required[1]
+                                        ELSE '00000000-0000-0000-0000-000000000000'::uuid END
+                                    ELSE u.lease END AS lease,
+                               -- The message's position: found in its pair's leased batch (below), else
+                               -- looked up by key (unknown, committed or beyond the batch).
+                               CASE WHEN u.batch_pos IS NOT NULL THEN u.batch_pos
+                                    ELSE (SELECT m.position FROM messages m
+                                          WHERE m.partition_id = u.pid AND m.transaction_id = u.k) END AS pos,
+                               q.name AS qname, p.name AS pname, q.retry_limit, q.retry_delay,
+                               c.partition_id IS NOT NULL AS has, c.lease_id,
+                               coalesce(c.lease_id IS NOT NULL AND c.lease_expires_at > v_now, false) AS live0,
+                               coalesce(c.cursor, 0) AS cursor0, coalesce(c.retry_count, 0) AS retry0,
+                               c.batch_end, c.retry_not_before
+                        FROM (
+                            -- Items meet the messages of their pairs' leased batches in one sort by
+                            -- (partition, key), a range scan of each batch, instead of a key lookup
+                            -- per item: with few messages per partition on average, a generic plan
+                            -- may serve that lookup by the (partition, position) index with a filter
+                            -- on the key, a scan of the whole partition per item.
+                            SELECT v.*, max(v.mpos) OVER (PARTITION BY v.pid, v.k COLLATE "C") AS batch_pos
+                            FROM (
+                                SELECT u.pid, u.k, u.grp, u.st, u.lease, u.err, u.ord, NULL::bigint AS mpos
+                                FROM unnest(p_pids, p_keys, p_groups, p_statuses, p_leases, p_errors)
+                                     WITH ORDINALITY AS u (pid, k, grp, st, lease, err, ord)
+                                UNION ALL
+                                SELECT b.pid, bm.transaction_id, NULL, NULL, NULL, NULL, NULL, bm.position
+                                FROM (SELECT DISTINCT d.pid, d.grp FROM unnest(p_pids, p_groups) AS d (pid, grp)) b
+                                CROSS JOIN LATERAL (
+                                    SELECT m.position, m.transaction_id
+                                    FROM consumers bc
+                                    JOIN messages m ON m.partition_id = bc.partition_id
+                                     AND m.position > bc.cursor AND m.position <= bc.batch_end
+                                    WHERE bc.partition_id = b.pid AND bc.consumer_group = b.grp
+                                    OFFSET 0) bm
+                            ) v
+                        ) u
+                        -- Partition rows are updated by every push: reached through the primary key
+                        -- (= ANY), never a scan over their dead versions.
+                        LEFT JOIN (SELECT * FROM partitions WHERE id = ANY (p_pids)) p ON p.id = u.pid
+                        LEFT JOIN queues q ON q.id = p.queue_id
+                        -- one primary-key lookup per item (LIMIT 1 keeps it a lookup whatever the estimates)
+                        LEFT JOIN LATERAL (SELECT * FROM consumers c WHERE c.partition_id = u.pid AND c.consumer_group = u.grp
+                                           LIMIT 1) c ON q.id IS NOT NULL
+                        WHERE u.ord IS NOT NULL -- the items, not the batches' messages
+                        OFFSET 0 -- evaluated once per item, not once per use of pos
+                    ) it
+                ) w
+                WINDOW pair AS (PARTITION BY w.pid, w.grp)
+            ) x
+            WINDOW pair AS (PARTITION BY x.pid, x.grp)
+        ) y
+    ) z;
+
+    -- DLQ rows (docs/api/concepts.md §9), in the order the items were applied.
+    INSERT INTO dlq (id, queue_id, partition_id, queue_name, partition_name, consumer_group,
+                     message_id, transaction_id, error_message, retry_count, payload, trace_id,
+                     producer_sub, encrypted, created_at, failed_at)
+    SELECT gen_random_uuid(), q.id, p.id, q.name, p.name, e.grp, m.id, m.transaction_id,
+           coalesce(nullif(e.err, ''), CASE e.st WHEN 'dlq' THEN 'Moved to DLQ' ELSE 'Retries exhausted' END),
+           e.retry0, m.payload, m.trace_id, m.producer_sub, m.encrypted, m.created_at, v_now
+    FROM unnest(v_eval) e
+    JOIN messages m ON m.partition_id = e.pid AND m.position = e.pos
+    JOIN partitions p ON p.id = m.partition_id
+    JOIN queues q ON q.id = p.queue_id
+    WHERE e.eff = 'dlq'
+    ORDER BY e.pid, e.grp, e.pos, e.i;
+
+    -- The consumer rows (held since the start): new cursor, retry count and delay, and the end
+    -- of the lease for released pairs (qg_ack_settle, for every pair at once).
+    UPDATE consumers c SET
+        cursor = s.cursor1,
+        lease_id = CASE WHEN s.released THEN NULL ELSE c.lease_id END,
+        lease_expires_at = CASE WHEN s.released THEN NULL ELSE c.lease_expires_at END,
+        batch_end = CASE WHEN s.released THEN NULL ELSE c.batch_end END,
+        retry_count = s.retry1,
+        retry_not_before = s.rnb1,
+        messages_consumed = c.messages_consumed + (s.cursor1 - c.cursor),
+        last_consumed_at = CASE WHEN s.cursor1 > c.cursor THEN v_now ELSE c.last_consumed_at END,
+        batches_consumed = c.batches_consumed
+            + CASE WHEN s.released AND s.cursor1 >= coalesce(c.batch_end, 0) THEN 1 ELSE 0 END
+    FROM (SELECT DISTINCT ON (e.pid, e.grp) e.pid, e.grp, e.cursor1, e.retry1, e.rnb1, e.released
+          FROM unnest(v_eval) e WHERE e.has ORDER BY e.pid, e.grp) s
+    WHERE c.partition_id = s.pid AND c.consumer_group = s.grp
+      AND (s.cursor1 <> c.cursor OR s.released OR s.retry1 <> c.retry_count);
+
+    -- A completed batch reorders its pair in the work index by the next message; a pair with
+    -- nothing after its batch leaves the index now, as qg_clear_work does (its share locks never
+    -- wait, so holding the consumer rows cannot deadlock; the consumer row it re-checks is ours,
+    -- at the cursor just written). Work rows are locked in ascending pair order first.
+    PERFORM qg_ack_rework(array_agg(s.pid ORDER BY s.pid, s.grp), array_agg(s.grp ORDER BY s.pid, s.grp),
+                          array_agg(s.cursor1 ORDER BY s.pid, s.grp))
+    FROM (SELECT DISTINCT ON (e.pid, e.grp) e.pid, e.grp, e.cursor1
+          FROM unnest(v_eval) e
+          WHERE e.has AND e.released AND e.cursor1 > e.cursor0
+          ORDER BY e.pid, e.grp) s
+    HAVING count(*) > 0;
+
+    RETURN QUERY
+        SELECT e.i, e.eff NOT IN ('QG004', 'QG005', 'QG006'),
+               CASE WHEN e.eff IN ('QG004', 'QG005', 'QG006') THEN e.eff END,
+               e.qname, e.pname, NOT e.live1, e.eff = 'dlq', e.eff = 'committed'
+        FROM unnest(v_eval) e
+        ORDER BY e.i;
+END $$;
+
+-- The work index after acks that completed batches (qg_ack_items): for each (partition, group,
+-- new cursor), next_at moves to the message after the cursor, or, with nothing after it, the
+-- pair leaves the index when the partition's share lock is free (qg_clear_work). The caller
+-- holds the pairs' consumer rows; pairs come in ascending order.
+CREATE OR REPLACE FUNCTION qg_ack_rework(p_pids uuid[], p_groups text[], p_cursors bigint[])
+RETURNS void LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+BEGIN
+    PERFORM 1 FROM partition_work w
+    WHERE (w.partition_id, w.consumer_group) IN (SELECT u.pid, u.grp FROM unnest(p_pids, p_groups) AS u (pid, grp))
+    ORDER BY w.partition_id, w.consumer_group
+    FOR UPDATE;
+
+    WITH nxt AS MATERIALIZED (
+        SELECT u.pid, u.grp, u.cur,
+               (SELECT m.created_at FROM messages m WHERE m.partition_id = u.pid AND m.position > u.cur
+                ORDER BY m.position LIMIT 1) AS next_at
+        FROM unnest(p_pids, p_groups, p_cursors) AS u (pid, grp, cur)
+    ), moved AS (
+        UPDATE partition_work w SET next_at = n.next_at
+        FROM nxt n
+        WHERE n.next_at IS NOT NULL AND w.partition_id = n.pid AND w.consumer_group = n.grp
+    ), tops AS MATERIALIZED (
+        -- (Carries the pair along: joining two of these lists to each other would be a nested
+        -- loop over both, quadratic.)
+        SELECT n.pid, n.grp, n.cur, p.last_position FROM nxt n
+        JOIN partitions p ON p.id = n.pid
+        WHERE n.next_at IS NULL
+        ORDER BY p.id
+        FOR SHARE OF p SKIP LOCKED
+    )
+    DELETE FROM partition_work w
+    USING tops t
+    WHERE t.cur >= t.last_position AND w.partition_id = t.pid AND w.consumer_group = t.grp;
 END $$;
