@@ -10,7 +10,7 @@ import (
 
 // account exists on Unix only; the stubs below let the broker build elsewhere, where Start
 // reports that the embedded server is unsupported.
-type account struct{ name string }
+type account struct{ name, why string }
 
 func serverAccount(string) (*account, error) {
 	return nil, errors.New("embedded PostgreSQL is supported on Unix-like systems only; set DATABASE_URL")
