@@ -160,7 +160,7 @@ func checkOwnedBy(dataDir string, uid uint32, me string, nameOf func(uint32) str
 			continue
 		}
 		return fmt.Errorf("%s belongs to %s, not to %s, who runs queen-go (was it created by a run as root?); "+
-			"PostgreSQL runs only as the owner of its data directory. Give the directory to %s with\n\n    %s\n\n"+
+			"PostgreSQL runs only as the owner of its data directory. Give the directory to %s with `%s`, "+
 			"or run queen-go as %s, or set QUEEN_DATA_DIR to another directory",
 			p, nameOf(st.Uid), me, me, chownCommand(me, dataDir), nameOf(st.Uid))
 	}
