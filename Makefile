@@ -1,10 +1,21 @@
 # Everyday commands; CI runs .ci/run, which ends in `make test`.
 GO ?= go
 
-.PHONY: run test build vet lint
+.PHONY: run test build release vet lint
 
-run:
-	$(GO) run ./cmd/queen
+# The version stamped into every binary with -X main.version (internal/version reads it):
+# `git describe` (nearest tag, commits since, commit, "-dirty"), "dev" outside a git checkout.
+# Override with `make release VERSION=v1.2.3`.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS = -X main.version=$(VERSION)
+# The commands built and released; queenctl reads main.version too.
+CMDS = queen queenctl queen-bench
+PLATFORMS = linux/amd64 linux/arm64
+
+# The broker runs as make's child, not under `go run`: on Ctrl-C it shuts down and exits 0,
+# and make stays silent (see docs/deploy.md). ARGS passes flags: make run ARGS=--dev.
+run: build
+	exec ./bin/queen $(ARGS)
 
 # client/ is a module of its own (see go.work): ./... at the root does not reach it, so it is
 # tested and vetted from its directory, which works with and without GOWORK=off.
@@ -13,7 +24,20 @@ test:
 	cd client && $(GO) test -race -count=1 ./...
 
 build:
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+
+# Static binaries (no cgo, no build paths, no symbol tables) for each platform in dist/,
+# named command-version-os-arch, and their SHA256SUMS.
+release:
+	rm -rf dist && mkdir -p dist
+	for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; \
+		for c in $(CMDS); do \
+			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath \
+				-ldflags "-s -w $(LDFLAGS)" -o dist/$$c-$(VERSION)-$$os-$$arch ./cmd/$$c || exit 1; \
+		done; \
+	done
+	cd dist && sha256sum * > SHA256SUMS
 
 vet:
 	$(GO) vet ./...

@@ -15,7 +15,12 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/bench"
+	buildversion "github.com/queen-go/queen/internal/version"
 )
+
+// version is set at build time with -ldflags "-X main.version=…" (make build, make release).
+// Left empty, the version comes from the Go build information (internal/version).
+var version string
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
@@ -39,8 +44,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no live progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, "queen-bench", buildversion.String(version))
+		return 0
 	}
 	if *cpuProfile != "" {
 		stopProfile, err := startCPUProfile(*cpuProfile)

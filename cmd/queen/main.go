@@ -15,10 +15,12 @@ import (
 	"github.com/queen-go/queen/internal/app"
 	"github.com/queen-go/queen/internal/config"
 	"github.com/queen-go/queen/internal/embeddedpg"
+	buildversion "github.com/queen-go/queen/internal/version"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0"
+// version is set at build time with -ldflags "-X main.version=…" (make build, make release).
+// Left empty, the version comes from the Go build information (internal/version).
+var version string
 
 func main() {
 	cfg, err := config.Load(os.Args[1:], os.Getenv)
@@ -26,18 +28,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "queen:", err)
 		os.Exit(2)
 	}
+	v := buildversion.String(version)
 	switch {
 	case cfg.ShowHelp:
 		fmt.Print(config.Usage())
 		return
 	case cfg.ShowVersion:
-		fmt.Println("queen-go", version)
+		fmt.Println("queen-go", v)
 		return
 	}
 	log := app.NewLogger(cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
+	if err := run(ctx, cfg, log, v); err != nil {
 		log.Error("queen stopped", "err", err)
 		os.Exit(1)
 	}
@@ -46,7 +49,7 @@ func main() {
 // run serves until ctx ends. The embedded PostgreSQL is this process's concern, not the
 // App's: it may install packages and owns a data directory, it must outlive the App's
 // shutdown, and no test server ever wants one; the App only needs its connection string.
-func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+func run(ctx context.Context, cfg config.Config, log *slog.Logger, v string) error {
 	if _, embedded := cfg.Database(); embedded {
 		pg, err := startEmbedded(ctx, cfg, log)
 		if err != nil {
@@ -62,7 +65,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	} else {
 		log.Info("using external PostgreSQL")
 	}
-	a, err := app.New(ctx, cfg, app.WithLogger(log), app.WithVersion(version))
+	a, err := app.New(ctx, cfg, app.WithLogger(log), app.WithVersion(v))
 	if err != nil {
 		return err
 	}

@@ -15,21 +15,21 @@ import (
 	"strings"
 )
 
-// makeDataDir creates $QUEEN_DATA_DIR when missing. When PostgreSQL runs as the postgres user,
-// that user must be able to pass through it to reach the data directory below.
+// makeDataDir creates $QUEEN_DATA_DIR when missing. When the process runs as root, the
+// directory is given to the account that runs PostgreSQL, so that a later run by that user
+// without root can use it; that user must also be able to pass through the directories above.
 func makeDataDir(dir string, a *account) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		perm := os.FileMode(0o700)
-		if a != nil {
-			perm = 0o711 // search only: the postgres user may pass, nobody may list
-		}
-		if err := os.MkdirAll(dir, perm); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
-		if err := os.Chmod(dir, perm); err != nil { // the umask may have dropped the search bits
+		if err := os.Chmod(dir, 0o700); err != nil { // the umask may have dropped bits
 			return err
 		}
 	} else if err != nil {
+		return err
+	}
+	if err := a.adopt(dir); err != nil {
 		return err
 	}
 	return a.checkTraversable(dir)

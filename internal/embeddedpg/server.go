@@ -85,20 +85,31 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("embedded PostgreSQL: socket path %s is longer than %d bytes, the limit of Unix sockets; "+
 			"choose a shorter QUEEN_DATA_DIR", p, maxSocketPath)
 	}
-	a, err := serviceAccount()
+	a, err := serverAccount(dataDir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("embedded PostgreSQL: %w", err)
+	}
+	if a == nil {
+		if err := checkOwnedBySelf(dataDir); err != nil {
+			return nil, fmt.Errorf("embedded PostgreSQL: %w", err)
+		}
+	} else {
+		logger.Info("running as root: the embedded PostgreSQL runs as another user, who owns its files",
+			"user", a.name, "why", a.why)
 	}
 	if err := makeDataDir(dataDir, a); err != nil {
 		return nil, fmt.Errorf("embedded PostgreSQL: %w", err)
 	}
 	logPath := filepath.Join(dataDir, "postgres.log")
-	// The log is opened here and inherited, so the postgres user needs no access to dataDir.
+	// The log is opened here and inherited, so the server's user needs no access to dataDir.
 	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("embedded PostgreSQL log: %w", err)
 	}
 	defer logFile.Close() // the server holds its own descriptor
+	if err := a.adopt(logPath); err != nil {
+		return nil, fmt.Errorf("embedded PostgreSQL log: %w", err)
+	}
 	if err := initDataDir(ctx, binDir, v, pgdata, a, logFile, logger); err != nil {
 		return nil, fmt.Errorf("embedded PostgreSQL: %w", err)
 	}

@@ -140,7 +140,7 @@ func TestStaleLockAfterCrash(t *testing.T) {
 	// Make the lock point at a live process that is not PostgreSQL, as after a reboot that
 	// handed the crashed server's PID to someone else; PostgreSQL alone would refuse to start.
 	// It runs as the server's user: PostgreSQL takes a PID it may not signal for a stale one.
-	a, err := serviceAccount()
+	a, err := serverAccount(dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
