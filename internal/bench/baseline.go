@@ -140,19 +140,22 @@ type measured struct {
 
 // loop runs fn on conns goroutines for the configured duration and returns rows per second.
 func (b *baselines) loop(ctx context.Context, conns int, fn func(ctx context.Context, worker int) (int, error)) (measured, error) {
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.Duration)
-	defer cancel()
 	var total atomic.Int64
 	var firstErr error
 	var once sync.Once
 	var wg sync.WaitGroup
 	cpu0 := takeCPU(0)
+	// As in runner.measure: the window starts after the CPU snapshot, and statements in flight
+	// when it ends finish and count, so a short window on a loaded machine still measures.
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Duration+time.Minute)
+	defer cancel()
 	start := time.Now()
+	stopAt := start.Add(b.cfg.Duration)
 	for w := 0; w < conns; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
+			for time.Now().Before(stopAt) && ctx.Err() == nil {
 				n, err := fn(ctx, w)
 				if err != nil {
 					if ctx.Err() == nil {
