@@ -100,6 +100,7 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 // developer's variables out of the tests.
 //
 //   - WorkerID "test", log level warn, and a pool of 20 (many servers share one PostgreSQL);
+//   - database deadlines of 15 s (connection) and 60 s (request) instead of 2 s and 10 s;
 //   - no job schedule unless o.Maintenance gives one: tests run jobs with RunOnce;
 //   - o's poll intervals as given, even above the 1 s ceiling Load applies: slow fallbacks
 //     prove that a wake-up came from a signal.
@@ -109,6 +110,11 @@ func Config(dsn string, o Options) config.Config {
 		panic(fmt.Sprintf("the default configuration does not load: %v", err)) // a bug, not a test failure
 	}
 	cfg.DatabaseURL, cfg.WorkerID, cfg.LogLevel, cfg.DBPoolSize = dsn, "test", "warn", 20
+	// Generous database deadlines: a test suite shares two cores and one PostgreSQL with other
+	// packages, and a fresh session compiles the PL/pgSQL functions on its first call, so the
+	// production 2 s / 10 s would turn load into 503s in tests about something else. The
+	// deadline tests (internal/app) set their own small values.
+	cfg.DBConnectionTimeout, cfg.DBRequestTimeout = 15*time.Second, 60*time.Second
 	if o.Schema != "" {
 		cfg.DBSchema = o.Schema
 	}
