@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -61,7 +62,9 @@ func silentServerDSN(t *testing.T) string {
 // one per route.
 func checkUnavailable(t *testing.T, dsn string) {
 	t.Parallel()
-	b := &bundle{t: t, srv: testserver.Start(t, dsn, testserver.Options{}), queue: "q-unavailable"}
+	// The production deadlines: what this test is about (test servers default to generous ones).
+	srv := testserver.Start(t, dsn, testserver.Options{DBConnectionTimeout: 2 * time.Second, DBRequestTimeout: 10 * time.Second})
+	b := &bundle{t: t, srv: srv, queue: "q-unavailable"}
 	pid, lease := uuid.NewString(), uuid.Must(uuid.NewV7()).String()
 	ack := obj{"transactionId": "k", "partitionId": pid, "leaseId": lease}
 	cases := []struct {

@@ -53,6 +53,9 @@ type Options struct {
 	Auth *auth.Config
 	// Maintenance configures the background jobs; nil: default limits and no schedule.
 	Maintenance *maintenance.Config
+	// DBConnectionTimeout and DBRequestTimeout replace the test servers' generous database
+	// deadlines (15 s, 60 s) for tests about unavailability; zero keeps them.
+	DBConnectionTimeout, DBRequestTimeout time.Duration
 }
 
 // Migrate applies the schema to dsn once, for TestMain.
@@ -115,6 +118,12 @@ func Config(dsn string, o Options) config.Config {
 	// production 2 s / 10 s would turn load into 503s in tests about something else. The
 	// deadline tests (internal/app) set their own small values.
 	cfg.DBConnectionTimeout, cfg.DBRequestTimeout = 15*time.Second, 60*time.Second
+	if o.DBConnectionTimeout > 0 {
+		cfg.DBConnectionTimeout = o.DBConnectionTimeout
+	}
+	if o.DBRequestTimeout > 0 {
+		cfg.DBRequestTimeout = o.DBRequestTimeout
+	}
 	if o.Schema != "" {
 		cfg.DBSchema = o.Schema
 	}
