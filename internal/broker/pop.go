@@ -27,6 +27,10 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 	interval := b.cfg.PollInitial
 	gateKey := sr.Queue + "\x00" + sr.Partition + "\x00" + sr.Namespace + "\x00" + sr.Task + "\x00" + sr.Group
 	for attempt := 0; ; attempt++ {
+		if b.PopMaintenance() {
+			// Pop maintenance answers empty at once, also a parked pop (turning it on wakes them).
+			return res, nil
+		}
 		leave, err := b.popGate.enter(ctx, gateKey)
 		if err != nil {
 			return res, err
