@@ -121,7 +121,9 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 
 	a.hub = waiter.NewHub()
 	a.metrics = metrics.New(metrics.Options{WorkerID: cfg.WorkerID, Store: a.store, Hub: a.hub,
-		SampleInterval: cfg.MetricsSampleInterval, FlushInterval: cfg.MetricsAggregateInterval, Log: log})
+		SampleInterval: cfg.MetricsSampleInterval, FlushInterval: cfg.MetricsAggregateInterval, Log: log,
+		// The broker is built below (it records into the metrics); scrapes come only after New.
+		Maintenance: func() (push, pop bool) { return a.broker.PushMaintenance(), a.broker.PopMaintenance() }})
 	a.jobs = maintenance.New(a.store, maintenance.Config{
 		WorkerID:                  cfg.WorkerID,
 		RetentionInterval:         cfg.RetentionInterval,
@@ -141,7 +143,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	if a.migrated {
 		a.afterMigration(ctx)
 	}
-	apiCfg.Metrics, apiCfg.Jobs = a.metrics, a.jobs
+	apiCfg.Metrics, apiCfg.Jobs, apiCfg.Maintenance = a.metrics, a.jobs, a.broker
 	a.admin = admin.New(a.store, a.broker, a.key, log)
 	a.handler = withDeadlines(a.store, httpapi.New(a.broker, a.admin, apiCfg, log))
 	a.server = newHTTPServer(a.handler, cfg)

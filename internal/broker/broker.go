@@ -55,6 +55,7 @@ type Broker struct {
 	signals *signaler
 	popGate *popGate
 	hub     *waiter.Hub
+	modes   modes // the maintenance flags (maintenance.go)
 	cfg     Config
 	log     *slog.Logger
 }
@@ -85,21 +86,24 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 		pushes: &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute,
 			waitDeadline: st.WaitDeadline},
 		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second, kick: make(chan struct{}, 1)},
-		popGate: &popGate{size: 4}}
+		popGate: &popGate{size: 4}, modes: newModes()}
 }
 
 // errStopped answers work a broker refuses because it is not running: for the wire, the
 // broker is as unavailable as its database.
 var errStopped = fmt.Errorf("%w: %w", mq.ErrUnavailable, lifecycle.ErrStopped)
 
-// Start starts the signaler, the push coalescer and the pop gate, then the notification
-// listener, which relays cross-instance wake-ups from PostgreSQL to parked pops on a
-// connection of its own until Stop.
+// Start starts the signaler, the push coalescer and the pop gate, reads the maintenance
+// modes, then starts their fallback reader and the notification listener, which relays
+// cross-instance wake-ups and maintenance changes from PostgreSQL on a connection of its own
+// until Stop.
 func (b *Broker) Start(ctx context.Context) error {
 	return b.StartWith(ctx, func(ctx context.Context) error {
 		if err := lifecycle.StartAll(ctx, b.parts()...); err != nil {
 			return err
 		}
+		b.loadMaintenance(ctx)
+		b.Go(b.watchMaintenance)
 		if !b.cfg.WithoutListener {
 			b.Go(b.listen)
 		}
@@ -115,11 +119,20 @@ func (b *Broker) Stop() {
 	b.StartStop.Stop()
 }
 
-// listen relays cross-instance wake-ups from PostgreSQL to parked pops until ctx ends.
+// listen relays cross-instance wake-ups from PostgreSQL to parked pops, and maintenance
+// changes to the broker's flags, until ctx ends. After a reconnect, anything may have been
+// missed: every parked pop retries and the flags are read again.
 func (b *Broker) listen(ctx context.Context) {
-	b.store.Listen(ctx, b.log, func(s store.QueueSignal) {
-		b.hub.Wake(waiter.Signal{Queue: s.Queue, Namespace: s.Namespace, Task: s.Task, HasLabels: true})
-	}, b.hub.WakeAll)
+	b.store.Listen(ctx, b.log, store.Listeners{
+		Signal: func(s store.QueueSignal) {
+			b.hub.Wake(waiter.Signal{Queue: s.Queue, Namespace: s.Namespace, Task: s.Task, HasLabels: true})
+		},
+		Maintenance: b.applyMaintenance,
+		Reconnect: func() {
+			b.hub.WakeAll()
+			b.rereadMaintenance()
+		},
+	})
 }
 
 // parts lists the broker's lifecycle parts in start order; the signaler comes first because

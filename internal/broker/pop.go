@@ -27,6 +27,10 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 	interval := b.cfg.PollInitial
 	gateKey := sr.Queue + "\x00" + sr.Partition + "\x00" + sr.Namespace + "\x00" + sr.Task + "\x00" + sr.Group
 	for attempt := 0; ; attempt++ {
+		if b.PopMaintenance() {
+			// Pop maintenance answers empty at once, also a parked pop (turning it on wakes them).
+			return res, nil
+		}
 		// Each attempt has its own database deadlines (docs/api/operations.md §9.1): the
 		// gate and the pool share DB_CONNECTION_TIMEOUT, its statements DB_REQUEST_TIMEOUT.
 		// The first attempt uses the request's budget, so its failure counts for the outage

@@ -10,6 +10,11 @@ import (
 
 // push writes items in one transaction and wakes parked pops of the written queues.
 func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *string) ([]mq.PushResult, error) {
+	if b.PushMaintenance() {
+		// The reference spools pushes during push maintenance; until the spool is wired into
+		// this path, refuse them rather than write them (docs/decisions.md).
+		return nil, mq.ErrPushMaintenance
+	}
 	rows := make([]store.PushRow, len(items))
 	ptrs := make([]*store.PushRow, len(items))
 	for i, it := range items {

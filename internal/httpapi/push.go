@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -42,6 +43,10 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.data.Push(r.Context(), items, producerSub(r))
+	if errors.Is(err, mq.ErrPushMaintenance) {
+		pushRefused(w)
+		return
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

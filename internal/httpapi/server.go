@@ -29,6 +29,8 @@ type Config struct {
 	// BodyReadTimeout is the time a request body has to arrive after the headers
 	// (HTTP_READ_TIMEOUT); 0: DefaultBodyReadTimeout.
 	BodyReadTimeout time.Duration
+	// Maintenance holds the maintenance modes; nil: both off and fixed (maintenance.go).
+	Maintenance Maintenance
 }
 
 // Defaults of the body limits, the same as the configuration's (docs/api/operations.md §1.3),
@@ -86,6 +88,7 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	r.Handle(http.MethodPost, "/api/v1/transaction", LevelReadWrite, s.transaction)
 	s.registerAdmin(r)
 	s.registerStatus(r)
+	s.registerMaintenance(r)
 	return limits.startClock(r)
 }
 
@@ -108,10 +111,12 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if err := s.data.Ping(r.Context()); err != nil {
 		status, code, db = "unhealthy", http.StatusServiceUnavailable, "disconnected"
 	}
-	// Maintenance modes and the file buffer arrive with their issue; until then they are off
-	// and empty, which is what this broker does.
+	// The maintenance flags are the last known ones (no database call); the file buffer is not
+	// wired into the push path yet, so nothing is ever spooled and its counts are truly 0.
+	mt := s.maintenance()
 	writeJSON(w, code, healthBody{Status: status, Database: db, Server: "queen-go", Version: s.cfg.Version,
-		WorkerID: s.cfg.WorkerID, FileBuffer: fileBufferCounts{}, Jobs: jobStates(s.cfg.Jobs)})
+		WorkerID: s.cfg.WorkerID, MaintenanceMode: mt.PushMaintenance(), PopMaintenanceMode: mt.PopMaintenance(),
+		FileBuffer: fileBufferCounts{}, Jobs: jobStates(s.cfg.Jobs)})
 }
 
 type healthBody struct {

@@ -28,6 +28,9 @@ type Options struct {
 	SampleInterval time.Duration // METRICS_SAMPLE_INTERVAL_MS, default 1 s
 	FlushInterval  time.Duration // METRICS_AGGREGATE_INTERVAL_S, default 60 s
 	Log            *slog.Logger
+	// Maintenance reports the maintenance modes as this instance knows them, for their gauges;
+	// nil: both off.
+	Maintenance func() (push, pop bool)
 }
 
 // Collector counts what this instance does. It implements broker.Recorder and

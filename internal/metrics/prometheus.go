@@ -110,6 +110,10 @@ func (p promCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	s := c.Snapshot()
 	_, virtual := processMemory()
+	var pushMaint, popMaint bool
+	if c.opts.Maintenance != nil {
+		pushMaint, popMaint = c.opts.Maintenance()
+	}
 	instance := []struct {
 		name, help string
 		counter    bool
@@ -123,18 +127,25 @@ func (p promCollector) Collect(ch chan<- prometheus.Metric) {
 		{"queen_db_pool_size", "Most database connections (DB_POOL_SIZE).", false, float64(s.Pool.Max)},
 		{"queen_db_pool_idle", "Idle database connections.", false, float64(s.Pool.Idle)},
 		{"queen_db_pool_active", "Database connections in use.", false, float64(s.Pool.Acquired)},
-		// The file buffer and the maintenance modes belong to a later milestone; until then
-		// nothing is ever spooled and both modes are off.
+		// The file buffer is not wired into the push path yet: nothing is ever spooled.
 		{"queen_file_buffer_pending", "Spooled pushes not yet replayed.", false, 0},
 		{"queen_file_buffer_failed", "Spooled pushes whose replay is failing.", false, 0},
 		{"queen_file_buffer_db_healthy", "1 when the database answered this scrape.", false, dbHealthy},
-		{"queen_maintenance_mode_enabled", "1 when push maintenance mode is on.", false, 0},
-		{"queen_pop_maintenance_mode_enabled", "1 when pop maintenance mode is on.", false, 0},
+		{"queen_maintenance_mode_enabled", "1 when push maintenance mode is on.", false, gauge(pushMaint)},
+		{"queen_pop_maintenance_mode_enabled", "1 when pop maintenance mode is on.", false, gauge(popMaint)},
 		{"queen_parked_pops", "Long-poll pops parked on this instance.", false, float64(s.Parked)},
 	}
 	for _, m := range instance {
 		emit(ch, m.name, m.help, m.counter, m.value)
 	}
+}
+
+// gauge is a flag's sample: 1 when on.
+func gauge(on bool) float64 {
+	if on {
+		return 1
+	}
+	return 0
 }
 
 // emit sends one constant sample; labels alternate names and values.

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // WakeChannel is the NOTIFY channel our functions signal queues on; per schema, so brokers
@@ -20,10 +21,19 @@ func (s *Store) WakeChannel() string { return "qg_wake:" + s.schema }
 // QueueSignal is one decoded wake-up: the queue and its namespace and task.
 type QueueSignal struct{ Queue, Namespace, Task string }
 
-// Listen holds a dedicated connection LISTENing on the wake channel and calls onSignal for
+// Listeners are what Listen calls. The wake channel carries two kinds of payload: queue
+// wake-ups (a JSON array of name, namespace and task) and maintenance-mode changes (a JSON
+// object, see SetMaintenanceMode), so one connection serves both.
+type Listeners struct {
+	Signal      func(QueueSignal)
+	Maintenance func(mq.MaintenanceState) // nil: maintenance changes are ignored
+	Reconnect   func()
+}
+
+// Listen holds a dedicated connection LISTENing on the wake channel and calls the listeners for
 // each notification until ctx ends. When the connection is lost it reconnects with back-off
-// and calls onReconnect once it is back, since signals may have been missed meanwhile.
-func (s *Store) Listen(ctx context.Context, log *slog.Logger, onSignal func(QueueSignal), onReconnect func()) {
+// and calls l.Reconnect once it is back, since notifications may have been missed meanwhile.
+func (s *Store) Listen(ctx context.Context, log *slog.Logger, l Listeners) {
 	backoff := 100 * time.Millisecond
 	first := true
 	failing := false // logged once per outage, not once per reconnect attempt
@@ -35,10 +45,10 @@ func (s *Store) Listen(ctx context.Context, log *slog.Logger, onSignal func(Queu
 				failing = false
 			}
 			if !first {
-				onReconnect()
+				l.Reconnect()
 			}
 			first = false
-		}, onSignal)
+		}, l)
 		if ctx.Err() != nil {
 			return
 		}
@@ -64,7 +74,7 @@ func (s *Store) Listen(ctx context.Context, log *slog.Logger, onSignal func(Queu
 // A connection to a frozen host or through a black hole otherwise looks exactly like a quiet
 // one, and the listener would wait on it forever, missing every wake-up once the database is
 // back on a fresh connection.
-func (s *Store) listenOnce(ctx context.Context, onConnected func(), onSignal func(QueueSignal)) error {
+func (s *Store) listenOnce(ctx context.Context, onConnected func(), l Listeners) error {
 	cfg, err := pgx.ParseConfig(s.dsn)
 	if err != nil {
 		return err
@@ -107,9 +117,15 @@ func (s *Store) listenOnce(ctx context.Context, onConnected func(), onSignal fun
 		if err != nil {
 			return err
 		}
+		if m, ok := decodeMaintenance(n.Payload); ok {
+			if l.Maintenance != nil {
+				l.Maintenance(m)
+			}
+			continue
+		}
 		var parts []string
 		if json.Unmarshal([]byte(n.Payload), &parts) == nil && len(parts) == 3 {
-			onSignal(QueueSignal{Queue: parts[0], Namespace: parts[1], Task: parts[2]})
+			l.Signal(QueueSignal{Queue: parts[0], Namespace: parts[1], Task: parts[2]})
 		}
 	}
 }

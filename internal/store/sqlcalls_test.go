@@ -32,6 +32,7 @@ var sqlCalls = []struct {
 	{sqlCleanupHistory, cleanupHistoryArgs{}},
 	{sqlStatsPartitions, statsPartitionsArgs{}},
 	{sqlMetricsFlush, metricsFlushArgs{}},
+	{sqlSetMaintenanceMode, setMaintenanceArgs{}},
 }
 
 var (
