@@ -53,16 +53,18 @@ type ReadSide interface {
 	SeekQueue(ctx context.Context, group, queue string, ts *time.Time) (updated int, found bool, err error)
 	SeekPartition(ctx context.Context, group, queue, partition string) (movedTo *string, found bool, err error)
 
-	StatusOverview(ctx context.Context, f mq.QueueFilter, from, to time.Time, bucketMinutes int) (mq.StatusOverview, error)
+	StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Window) (mq.StatusOverview, error)
 	StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error)
 	StatusQueue(ctx context.Context, name string) (q mq.QueueStatus, found bool, err error)
 	StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]mq.QueueMessage, bool, error)
-	MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, from, to time.Time) ([]mq.CountPoint, error)
+	MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, start, to time.Time) ([]mq.CountPoint, error)
 	WorkerSeries(ctx context.Context, w mq.Window, hostname, workerID string) ([]mq.WorkerPoint, error)
-	QueueSeries(ctx context.Context, w mq.Window, queue string) ([]mq.QueuePoint, error)
-	ParkedSeries(ctx context.Context, w mq.Window, queue string) ([]mq.ParkedPoint, error)
-	DepthSeries(ctx context.Context, w mq.Window, queue string) ([]mq.DepthPoint, error)
-	RetentionHistory(ctx context.Context, from, to time.Time, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, error)
+	// The per-queue series answer one queue, or the limit queues their ranking puts first
+	// (at most mq.MaxSeriesQueues) with how many were left out (docs/api/admin-api.md §6).
+	QueueOps(ctx context.Context, w mq.Window, queue string, limit int) (mq.QueueSeriesSet[mq.QueuePoint], []mq.QueuePoint, error)
+	QueueLag(ctx context.Context, w mq.Window, queue string, limit int) (mq.QueueSeriesSet[mq.QueuePoint], []mq.DepthPoint, error)
+	ParkedSeries(ctx context.Context, w mq.Window, queue string, limit int) (mq.QueueSeriesSet[mq.ParkedPoint], error)
+	RetentionHistory(ctx context.Context, w mq.Window, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, int, error)
 	PostgresStats(ctx context.Context) (mq.PostgresStats, error)
 }
 

@@ -68,6 +68,8 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 // detail is logged, never sent).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
+	case windowError(w, err):
+		// The read side's own guard on a window (docs/api/operations.md §9.5).
 	case errors.Is(err, mq.ErrUnavailable):
 		writeError(w, http.StatusServiceUnavailable, "Database unavailable")
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:

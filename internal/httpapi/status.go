@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -46,19 +47,32 @@ func (s *Server) window(w http.ResponseWriter, q url.Values, def time.Duration) 
 	return from, to, true
 }
 
-// bucketMinutes is the bucket size for a window (docs/api/admin-api.md §5.1).
-func bucketMinutes(from, to time.Time) int {
-	switch d := to.Sub(from); {
-	case d <= 2*time.Hour:
-		return 1
-	case d <= 12*time.Hour:
-		return 5
-	case d <= 48*time.Hour:
-		return 15
-	case d <= 7*24*time.Hour:
-		return 60
+// seriesWindow reads the window of a time series (default: def before now) and plans its
+// buckets (docs/api/admin-api.md §5.1); it answers a bad or too wide window itself.
+func (s *Server) seriesWindow(w http.ResponseWriter, q url.Values, def time.Duration) (mq.Window, bool) {
+	from, to, ok := s.window(w, q, def)
+	if !ok {
+		return mq.Window{}, false
 	}
-	return 360
+	win, err := mq.SeriesWindow(from, to)
+	if err != nil {
+		windowError(w, err)
+		return mq.Window{}, false
+	}
+	return win, true
+}
+
+// windowError answers a window the bounds refuse; it reports whether err was one.
+func windowError(w http.ResponseWriter, err error) bool {
+	switch {
+	case errors.Is(err, mq.ErrInvalidTimeRange):
+		writeError(w, http.StatusBadRequest, "Invalid time range")
+	case errors.Is(err, mq.ErrWindowTooLarge):
+		writeError(w, http.StatusBadRequest, "Time window too large")
+	default:
+		return false
+	}
+	return true
 }
 
 // queueFilter reads the queue, namespace and task filters.
@@ -155,18 +169,18 @@ type workerJSON struct {
 // status serves GET /api/v1/status (docs/api/admin-api.md §5.1).
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	from, to, ok := s.window(w, q, time.Hour)
+	win, ok := s.seriesWindow(w, q, time.Hour)
 	if !ok {
 		return
 	}
-	bucket := bucketMinutes(from, to)
-	o, err := s.read.StatusOverview(r.Context(), queueFilter(q), from, to, bucket)
+	bucket := win.BucketMinutes
+	o, err := s.read.StatusOverview(r.Context(), queueFilter(q), win)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	var out statusJSON
-	out.TimeRange.From, out.TimeRange.To = msTime(from), msTime(to)
+	out.TimeRange.From, out.TimeRange.To = msTime(win.From), msTime(win.To)
 	out.BucketMinutes, out.PointCount = bucket, len(o.Throughput)
 	secs := float64(bucket * 60)
 	out.Throughput = make([]throughputJSON, len(o.Throughput))
@@ -365,7 +379,14 @@ func (s *Server) statusAnalytics(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	points, err := s.read.MessagesWritten(r.Context(), queueFilter(q), interval, from, to)
+	// A window holding more than 1,440 buckets of the interval asked is answered in the next
+	// coarser one that fits (docs/api/admin-api.md §5.2); "interval" says which.
+	interval, start, err := mq.IntervalWindow(from, to, interval)
+	if err != nil {
+		windowError(w, err)
+		return
+	}
+	points, err := s.read.MessagesWritten(r.Context(), queueFilter(q), interval, start, to)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -27,7 +27,7 @@ func (s *Store) StatusOverview(ctx context.Context, f mq.QueueFilter, from, to t
 			return r.Scan(&c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter, &o.DLQPartitions,
 				&o.ActiveLeases, &o.LeasedPartitions, &o.LeasedMessages, &o.StatsAt)
 		}},
-		batchQuery{sqlStatusQueueList, fa, func(r rowScanner) error {
+		batchQuery{sqlStatusQueueList, append(append([]any{}, fa...), from, to), func(r rowScanner) error {
 			var q mq.QueueRef
 			err := r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.Partitions, &q.Consumed)
 			o.Queues = append(o.Queues, q)

@@ -14,14 +14,21 @@ FROM queues q JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
 WHERE ($1::text IS NULL OR q.name = $1) AND ($2::text IS NULL OR q.namespace = $2)
   AND ($3::text IS NULL OR q.task = $3)
 
--- The queues matching the filters with their partitions and consumed totals.
+-- The queues matching the filters with their partitions and consumed totals: at most 100, those
+-- with the most messages consumed (acked) from $4 to $5 first (docs/api/admin-api.md §5.1), so the
+-- answer stays bounded at 10,000 queues; the full list is GET /api/v1/status/queues.
 -- name: status_queue_list
 SELECT q.id::text, q.name, q.namespace, q.task,
        (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id), coalesce(s.messages_consumed, 0)
 FROM queues q LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
+LEFT JOIN (SELECT m.queue, sum(m.ack_success) AS n
+           FROM metrics_queue_minute m
+           WHERE m.minute >= date_trunc('minute', $4::timestamptz) AND m.minute <= $5
+           GROUP BY m.queue) c ON c.queue = q.name
 WHERE ($1::text IS NULL OR q.name = $1) AND ($2::text IS NULL OR q.namespace = $2)
   AND ($3::text IS NULL OR q.task = $3)
-ORDER BY q.name
+ORDER BY coalesce(c.n, 0) DESC, q.name
+LIMIT 100
 
 -- The most frequent DLQ reasons of the matching queues.
 -- name: status_top_errors
