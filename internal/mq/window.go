@@ -133,10 +133,13 @@ func IntervalWindow(from, to time.Time, unit string) (used string, start time.Ti
 	for i < len(intervalUnits) && intervalUnits[i] != unit {
 		i++
 	}
+	// A window "holds" as many buckets as its length divided by the unit; the partial buckets
+	// at its ends can make one more, which clipStart drops (the oldest, partial one), so a day
+	// of minutes stays at minutes.
 	for ; i < len(intervalUnits); i++ {
-		first, last, step := truncUnit(from, intervalUnits[i]), truncUnit(to, intervalUnits[i]), unitStep(intervalUnits[i])
-		if n := int(last.Sub(first)/step) + 1; n <= MaxSeriesPoints || intervalUnits[i] == "day" {
-			return intervalUnits[i], clipStart(first, last, step), nil
+		step := unitStep(intervalUnits[i])
+		if to.Sub(from) <= MaxSeriesPoints*step {
+			return intervalUnits[i], clipStart(truncUnit(from, intervalUnits[i]), truncUnit(to, intervalUnits[i]), step), nil
 		}
 	}
 	return "", start, ErrWindowTooLarge
