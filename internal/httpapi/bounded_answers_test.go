@@ -39,7 +39,7 @@ func TestBoundedStatusBucketLadder(t *testing.T) {
 		{8 * day, 360, 33},
 		{90 * day, 360, 361},
 		{91 * day, 1440, 92},
-		{1440 * day, 1440, 1440},        // 1,441 day boundaries: the oldest bucket is dropped
+		{1440 * day, 1440, 1440}, // 1,441 day boundaries: the oldest bucket is dropped
 	} {
 		if c.span > 1440*day {
 			continue

@@ -24,7 +24,7 @@ func stateDB(t testing.TB) *pgxpool.Pool {
 			stateErr = err
 			return
 		}
-		cfg.MaxConns = 4
+		cfg.MaxConns = 2 // within the package's connection budget (pgtest.PerPackage)
 		cfg.ConnConfig.RuntimeParams["search_path"] = "queen_go"
 		statePool, stateErr = pgxpool.NewWithConfig(context.Background(), cfg)
 	})

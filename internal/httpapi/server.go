@@ -23,6 +23,9 @@ type Config struct {
 	Metrics Metrics
 	// Jobs runs stats refreshes and reports the background jobs in /health; nil: no jobs.
 	Jobs Jobs
+	// Database reports the connection's details for GET /api/v1/system/health; nil: the route
+	// answers without databaseDetail.
+	Database Diagnostics
 }
 
 // maxPopTimeout caps a long poll (docs/api/data-api.md §3.1).
@@ -50,6 +53,7 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 		r.Use(AuthMiddleware(cfg.Auth, log))
 	}
 	r.Handle(http.MethodGet, "/health", LevelPublic, s.health)
+	r.Handle(http.MethodGet, "/api/v1/system/health", LevelAdmin, s.systemHealth)
 	r.Handle(http.MethodPost, "/api/v1/configure", LevelReadWrite, s.configure)
 	r.Handle(http.MethodPost, "/api/v1/push", LevelReadWrite, s.push)
 	r.Handle(http.MethodGet, "/api/v1/pop/queue/:queue", LevelReadWrite, s.popQueue)
@@ -80,15 +84,30 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// health serves the public GET /health (docs/api/admin-api.md §10.1): status fields only, never
+// the database's address, user or error text, not even while it is down (operations.md §9.6).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	status, code, db := "healthy", http.StatusOK, "connected"
+	body, ok := s.probe(r)
+	code := http.StatusOK
+	if !ok {
+		code = http.StatusServiceUnavailable
+	}
+	body.Jobs = jobStates(s.cfg.Jobs)
+	writeJSON(w, code, body)
+}
+
+// probe runs /health's check and fills the fields /health and /api/v1/system/health share.
+// The ping's error is deliberately dropped here: the store keeps it for the admin route and
+// the log has it.
+func (s *Server) probe(r *http.Request) (healthBody, bool) {
+	status, db, ok := "healthy", "connected", true
 	if err := s.data.Ping(r.Context()); err != nil {
-		status, code, db = "unhealthy", http.StatusServiceUnavailable, "disconnected"
+		status, db, ok = "unhealthy", "disconnected", false
 	}
 	// Maintenance modes and the file buffer arrive with their issue; until then they are off
 	// and empty, which is what this broker does.
-	writeJSON(w, code, healthBody{Status: status, Database: db, Server: "queen-go", Version: s.cfg.Version,
-		WorkerID: s.cfg.WorkerID, FileBuffer: fileBufferCounts{}, Jobs: jobStates(s.cfg.Jobs)})
+	return healthBody{Status: status, Database: db, Server: "queen-go", Version: s.cfg.Version,
+		WorkerID: s.cfg.WorkerID, FileBuffer: fileBufferCounts{}}, ok
 }
 
 type healthBody struct {
@@ -100,7 +119,7 @@ type healthBody struct {
 	MaintenanceMode    bool                    `json:"maintenanceMode"`
 	PopMaintenanceMode bool                    `json:"popMaintenanceMode"`
 	FileBuffer         fileBufferCounts        `json:"fileBuffer"`
-	Jobs               map[string]jobStateJSON `json:"jobs"` // this instance's view of the background jobs
+	Jobs               map[string]jobStateJSON `json:"jobs,omitempty"` // this instance's view of the background jobs
 }
 
 type fileBufferCounts struct {

@@ -24,12 +24,14 @@ func (s *Store) Listen(ctx context.Context, log *slog.Logger, onSignal func(Queu
 	first := true
 	for ctx.Err() == nil {
 		err := s.listenOnce(ctx, func() {
+			s.setListening(true)
 			backoff = 100 * time.Millisecond
 			if !first {
 				onReconnect()
 			}
 			first = false
 		}, onSignal)
+		s.setListening(false)
 		if ctx.Err() != nil {
 			return
 		}

@@ -34,6 +34,8 @@ type Store struct {
 	clock   func() time.Time // nil: the database clock decides
 	// partitions caches partition ids by name for pushes (see partitionCache).
 	partitions partitionCache
+	// health remembers database outcomes for the admin health route (see dbHealth).
+	health dbHealth
 }
 
 // Open creates the pool. It does not wait for the database to be reachable: routes answer
@@ -103,10 +105,14 @@ func (s *Store) withConn(ctx context.Context, fn func(*pgxpool.Conn) error) erro
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("%w: %v", mq.ErrUnavailable, err)
+		err = fmt.Errorf("%w: %v", mq.ErrUnavailable, err)
+		s.observe(err)
+		return err
 	}
 	defer c.Release()
-	return classify(fn(c))
+	err = classify(fn(c))
+	s.observe(err)
+	return err
 }
 
 // queryRows runs fn over the rows of one statement on a pooled connection.
