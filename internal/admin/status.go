@@ -27,9 +27,10 @@ func (a *Admin) StatusQueues(ctx context.Context, namespace, task string, limit,
 	return a.store.StatusQueues(ctx, namespace, task, limit, offset)
 }
 
-// StatusQueue reads one queue with its partitions; found is false for an unknown queue.
-func (a *Admin) StatusQueue(ctx context.Context, name string) (q mq.QueueStatus, found bool, err error) {
-	return a.store.StatusQueue(ctx, name)
+// StatusQueue reads one queue with one page of its partitions; found is false for an unknown
+// queue.
+func (a *Admin) StatusQueue(ctx context.Context, name string, p mq.Page) (q mq.QueueStatus, found bool, err error) {
+	return a.store.StatusQueue(ctx, name, bounded(p))
 }
 
 // StatusQueueMessages lists a queue's messages, newest first; found is false for an unknown queue.

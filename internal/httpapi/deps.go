@@ -29,9 +29,11 @@ type ReadSide interface {
 	// Now is the time status windows are taken against: the store's clock when tests set one.
 	Now() time.Time
 
-	ListQueues(ctx context.Context) ([]mq.QueueSummary, error)
-	LabelSummaries(ctx context.Context, byTask bool) ([]mq.LabelSummary, error)
-	QueueDetail(ctx context.Context, name string) (mq.QueueInfo, []mq.PartitionInfo, bool, error)
+	// Listings answer one page (docs/api/admin-api.md, Listing parameters): at most
+	// mq.MaxListRows rows, cut in the database.
+	ListQueues(ctx context.Context, p mq.Page) ([]mq.QueueSummary, error)
+	LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error)
+	QueueDetail(ctx context.Context, name string, p mq.Page) (mq.QueueDetail, bool, error)
 	Overview(ctx context.Context) (mq.Overview, error)
 	DeleteQueue(ctx context.Context, name string) (existed bool, err error)
 
@@ -45,9 +47,9 @@ type ReadSide interface {
 	TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.NamedTrace, int64, error)
 	TraceNames(ctx context.Context, p mq.Page) ([]mq.TraceName, int64, error)
 
-	ConsumerGroups(ctx context.Context) ([]mq.GroupSummary, error)
-	LaggingPairs(ctx context.Context, minLag int64) ([]mq.PairLag, error)
-	ConsumerGroupPairs(ctx context.Context, group string) ([]mq.PairLag, error)
+	ConsumerGroups(ctx context.Context, p mq.Page) ([]mq.GroupSummary, error)
+	LaggingPairs(ctx context.Context, minLag int64, p mq.Page) ([]mq.PairLag, error)
+	ConsumerGroupPairs(ctx context.Context, group string, p mq.Page) ([]mq.PairLag, bool, error)
 	DeleteConsumerGroup(ctx context.Context, group, queue string, metadata bool) (int, error)
 	SetSubscriptionTimestamp(ctx context.Context, group string, ts time.Time) (int, error)
 	SeekQueue(ctx context.Context, group, queue string, ts *time.Time) (updated int, found bool, err error)
@@ -55,7 +57,7 @@ type ReadSide interface {
 
 	StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Window) (mq.StatusOverview, error)
 	StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error)
-	StatusQueue(ctx context.Context, name string) (q mq.QueueStatus, found bool, err error)
+	StatusQueue(ctx context.Context, name string, p mq.Page) (q mq.QueueStatus, found bool, err error)
 	StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]mq.QueueMessage, bool, error)
 	MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, start, to time.Time) ([]mq.CountPoint, error)
 	WorkerSeries(ctx context.Context, w mq.Window, hostname, workerID string) ([]mq.WorkerPoint, error)

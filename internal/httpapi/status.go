@@ -293,7 +293,10 @@ type statusQueueJSON struct {
 		} `json:"config"`
 	} `json:"queue"`
 	Partitions []statusPartitionJSON `json:"partitions"`
-	Totals     struct {
+	// PartitionCount counts every partition of the queue; Partitions is one page of them.
+	PartitionCount int64    `json:"partitionCount"`
+	Pagination     pageJSON `json:"pagination"`
+	Totals         struct {
 		Messages countersJSON `json:"messages"`
 		countersJSON
 	} `json:"totals"`
@@ -301,11 +304,13 @@ type statusQueueJSON struct {
 
 // statusQueue serves GET /api/v1/status/queues/:queue; includePartitions is ignored.
 func (s *Server) statusQueue(w http.ResponseWriter, r *http.Request) {
-	q, found, err := s.read.StatusQueue(r.Context(), PathParam(r, "queue"))
+	page := listPage(r.URL.Query(), defaultPartitionLimit)
+	q, found, err := s.read.StatusQueue(r.Context(), PathParam(r, "queue"), page)
 	if !s.queueFound(w, r, found, err) {
 		return
 	}
 	var out statusQueueJSON
+	out.PartitionCount, out.Pagination = q.PartitionCount, pagination(page)
 	oq := &out.Queue
 	oq.ID, oq.Name, oq.Namespace, oq.Task, oq.Priority, oq.CreatedAt = q.ID, q.Name, q.Namespace, q.Task, q.Priority, msTime(q.CreatedAt)
 	oq.Config.LeaseTime, oq.Config.RetryLimit, oq.Config.RetryDelay = q.LeaseTime, q.RetryLimit, q.RetryDelay

@@ -112,7 +112,7 @@ func TestStatusQueueRoutes(t *testing.T) {
 	}
 
 	detail := admShape(t, stGet[obj](b, "/api/v1/status/queues/"+b.queue+"?includePartitions=true", http.StatusOK),
-		"queue", "partitions", "totals")
+		"queue", "partitions", "partitionCount", "pagination", "totals")
 	dq := admShape(t, detail["queue"], "id", "name", "namespace", "task", "priority", "createdAt", "config")
 	if !admEqualJSON(dq["config"], `{"leaseTime":300,"retryLimit":3,"retryDelay":1000,"ttl":3600,"maxQueueSize":0,"deadLetterQueue":false}`) {
 		t.Errorf("config %v", dq["config"])

@@ -65,7 +65,7 @@ func BudgetMessage(err error) string {
 func CheckConn(t testing.TB, err error) {
 	t.Helper()
 	if TooManyClients(err) {
-		t.Fatal(BudgetMessage(err))
+		t.Fatalf("%s", BudgetMessage(err))
 	}
 }
 

@@ -107,10 +107,11 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 	}
 	t.Cleanup(a.Stop)
 	// A broker that met a full server answers 503, which a test reports as whatever it was
-	// checking; say what happened (registered after Stop, so it runs before it).
+	// checking; say what happened (registered after Stop, so it runs before it). Only the
+	// methods every testing.TB stand-in has are used (Errorf, not Failed).
 	t.Cleanup(func() {
-		if e := a.Store().DatabaseDetail().LastError; t.Failed() && pgtest.TooManyClientsText(e) {
-			t.Error(pgtest.BudgetMessage(errors.New(e)))
+		if e := a.Store().DatabaseDetail().LastError; pgtest.TooManyClientsText(e) {
+			t.Errorf("%s", pgtest.BudgetMessage(errors.New(e)))
 		}
 	})
 	s.App, s.URL, s.Store, s.Broker, s.Metrics, s.Jobs = a, a.URL(), a.Store(), a.Broker(), a.Metrics(), a.Jobs()
