@@ -26,10 +26,10 @@ const (
 // MaxListRows is the most rows one page of any listing holds (admin-api.md, Listing parameters).
 const MaxListRows = 1000
 
-// ErrWindowTooLarge: the window is wider than MaxWindow (400 "Time window too large").
+// ErrWindowTooLarge is a window wider than MaxWindow (400 "Time window too large").
 var ErrWindowTooLarge = errors.New("time window too large")
 
-// ErrInvalidTimeRange: from is after to (400 "Invalid time range").
+// ErrInvalidTimeRange is a window whose from is after its to (400 "Invalid time range").
 var ErrInvalidTimeRange = errors.New("invalid time range")
 
 // bucketEpoch is the origin buckets are aligned to; the SQL statements bin with the same
