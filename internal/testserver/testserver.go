@@ -63,31 +63,6 @@ type Options struct {
 // queue for a connection within DB_CONNECTION_TIMEOUT, as production requests do.
 const PoolSize = 5
 
-// MaxServers caps the brokers one test package runs at once. -parallel alone does not: a
-// parallel test whose body has returned frees its slot while it waits for its parallel
-// subtests, yet keeps its broker, so the next test starts another one (the httpapi package
-// held 27 connections that way). With MaxServers × (PoolSize + 1 LISTEN) = 18, a package
-// stays within pgtest.PerPackage beside its own small pools.
-const MaxServers = 3
-
-// slotWait bounds the wait for a server slot: a test that needs a second broker while every
-// slot is held by tests waiting likewise would otherwise deadlock; past it the server starts
-// beyond the cap, and says so.
-const slotWait = 2 * time.Minute
-
-var slots = make(chan struct{}, MaxServers)
-
-// acquireSlot waits for one of the package's MaxServers slots and releases it when the test ends
-// (after the server stopped: cleanups run last-registered first).
-func acquireSlot(t testing.TB) {
-	select {
-	case slots <- struct{}{}:
-		t.Cleanup(func() { <-slots })
-	case <-time.After(slotWait):
-		t.Logf("testserver: %d brokers still running after %v; starting one beyond the connection budget", MaxServers, slotWait)
-	}
-}
-
 // Migrate applies the schema to dsn once, for TestMain.
 func Migrate(ctx context.Context, dsn, schema string) error {
 	st, err := store.Open(ctx, store.Options{DSN: dsn, Schema: schema, MaxConns: 2})
@@ -106,7 +81,6 @@ func Migrate(ctx context.Context, dsn, schema string) error {
 // Start runs a broker over dsn until the test ends. The schema must exist (Migrate).
 func Start(t testing.TB, dsn string, o Options) *Server {
 	t.Helper()
-	acquireSlot(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listen: %v", err)
