@@ -19,8 +19,16 @@ run: build
 
 # client/ is a module of its own (see go.work): ./... at the root does not reach it, so it is
 # tested and vetted from its directory, which works with and without GOWORK=off.
+#
+# Connection budget (README.md, docs/operations.md): at most TEST_PACKAGES packages run at once
+# and each runs at most TEST_PARALLEL tests (so test servers) at once, whatever the machine's
+# CPU count, so the suite holds at most 42 PostgreSQL connections (pgtest.Budget) on a server
+# others may share. Both are explicit: go test's defaults follow GOMAXPROCS.
+TEST_PACKAGES ?= 2
+TEST_PARALLEL ?= 2
+
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) ./...
 	cd client && $(GO) test -race -count=1 ./...
 
 build:

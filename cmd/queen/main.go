@@ -50,6 +50,7 @@ func main() {
 // App's: it may install packages and owns a data directory, it must outlive the App's
 // shutdown, and no test server ever wants one; the App only needs its connection string.
 func run(ctx context.Context, cfg config.Config, log *slog.Logger, v string) error {
+	opts := []app.Option{app.WithLogger(log), app.WithVersion(v)}
 	if _, embedded := cfg.Database(); embedded {
 		pg, err := startEmbedded(ctx, cfg, log)
 		if err != nil {
@@ -61,11 +62,12 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger, v string) err
 			}
 		}()
 		cfg.DatabaseURL = pg.DSN()
+		opts = append(opts, app.WithEmbedded(cfg.DataDir))
 		log.Info("using embedded PostgreSQL", "dataDir", cfg.DataDir)
 	} else {
 		log.Info("using external PostgreSQL")
 	}
-	a, err := app.New(ctx, cfg, app.WithLogger(log), app.WithVersion(v))
+	a, err := app.New(ctx, cfg, opts...)
 	if err != nil {
 		return err
 	}

@@ -11,19 +11,28 @@ import (
 // queues it touched: at once on this instance, and through the NOTIFY its SQL function sends
 // on every other one, since a seek back or a cleared lease makes messages deliverable again.
 
-// ConsumerGroups lists every (group, queue) pair, queue mode included.
-func (a *Admin) ConsumerGroups(ctx context.Context) ([]mq.GroupSummary, error) {
-	return a.store.ConsumerGroups(ctx)
+// ConsumerGroups lists one page of the (group, queue) pairs, queue mode included.
+func (a *Admin) ConsumerGroups(ctx context.Context, p mq.Page) ([]mq.GroupSummary, error) {
+	return a.store.ConsumerGroups(ctx, bounded(p))
 }
 
-// LaggingPairs lists the (partition, group) pairs at least minLag seconds behind.
-func (a *Admin) LaggingPairs(ctx context.Context, minLag int64) ([]mq.PairLag, error) {
-	return a.store.LaggingPairs(ctx, minLag)
+// LaggingPairs lists one page of the (partition, group) pairs at least minLag seconds behind.
+func (a *Admin) LaggingPairs(ctx context.Context, minLag int64, p mq.Page) ([]mq.PairLag, error) {
+	return a.store.LaggingPairs(ctx, minLag, bounded(p))
 }
 
-// ConsumerGroupPairs lists one group's cursors on every queue; none means an unknown group.
-func (a *Admin) ConsumerGroupPairs(ctx context.Context, group string) ([]mq.PairLag, error) {
-	return a.store.ConsumerGroupPairs(ctx, group)
+// ConsumerGroupPairs lists one page of a group's cursors on every queue; found is false when
+// the group has no cursor anywhere (a page past the end of a known group is found and empty).
+func (a *Admin) ConsumerGroupPairs(ctx context.Context, group string, p mq.Page) (pairs []mq.PairLag, found bool, err error) {
+	p = bounded(p)
+	if pairs, err = a.store.ConsumerGroupPairs(ctx, group, p); err != nil || len(pairs) > 0 {
+		return pairs, err == nil, err
+	}
+	if p.Offset == 0 && p.Limit > 0 {
+		return pairs, false, nil
+	}
+	first, err := a.store.ConsumerGroupPairs(ctx, group, mq.Page{Limit: 1})
+	return pairs, len(first) > 0, err
 }
 
 // DeleteConsumerGroup removes a group's state on every queue (queue "") or on one queue, and

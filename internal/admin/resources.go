@@ -8,19 +8,31 @@ import (
 
 // Admin reads and writes of queues (docs/api/admin-api.md §1). Counters are computed live by the store.
 
-// ListQueues lists every queue with its counters, newest first.
-func (a *Admin) ListQueues(ctx context.Context) ([]mq.QueueSummary, error) {
-	return a.store.QueueSummaries(ctx)
+// ListQueues lists one page of the queues with their counters, newest first.
+func (a *Admin) ListQueues(ctx context.Context, p mq.Page) ([]mq.QueueSummary, error) {
+	return a.store.QueueSummaries(ctx, bounded(p))
 }
 
-// LabelSummaries groups the queues by task (byTask) or by namespace.
-func (a *Admin) LabelSummaries(ctx context.Context, byTask bool) ([]mq.LabelSummary, error) {
-	return a.store.LabelSummaries(ctx, byTask)
+// LabelSummaries groups the queues by task (byTask) or by namespace: one page, by label.
+func (a *Admin) LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error) {
+	return a.store.LabelSummaries(ctx, byTask, bounded(p))
 }
 
-// QueueDetail returns one queue and its partitions; found is false for an unknown queue.
-func (a *Admin) QueueDetail(ctx context.Context, name string) (mq.QueueInfo, []mq.PartitionInfo, bool, error) {
-	return a.store.QueueDetail(ctx, name)
+// QueueDetail returns one queue with one page of its partitions and the totals of all of them;
+// found is false for an unknown queue.
+func (a *Admin) QueueDetail(ctx context.Context, name string, p mq.Page) (mq.QueueDetail, bool, error) {
+	return a.store.QueueDetail(ctx, name, bounded(p))
+}
+
+// bounded is the read side's own guard on a page: never more than mq.MaxListRows rows, whatever
+// the caller asked (docs/api/operations.md §9.5). Parsing and clamping the request's limit and
+// offset is the HTTP layer's job; this only keeps a bug there from unbounding an answer.
+func bounded(p mq.Page) mq.Page {
+	if p.Limit < 0 || p.Limit > mq.MaxListRows {
+		p.Limit = mq.MaxListRows
+	}
+	p.Offset = max(p.Offset, 0)
+	return p
 }
 
 // Overview returns the system summary.

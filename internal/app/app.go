@@ -144,6 +144,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 		a.afterMigration(ctx)
 	}
 	apiCfg.Metrics, apiCfg.Jobs, apiCfg.Maintenance = a.metrics, a.jobs, a.broker
+	apiCfg.Database = diagnostics{a.store, o.embeddedDir}
 	a.admin = admin.New(a.store, a.broker, a.key, log)
 	a.handler = withDeadlines(a.store, httpapi.New(a.broker, a.admin, apiCfg, log))
 	a.server = newHTTPServer(a.handler, cfg)
@@ -329,3 +330,19 @@ func (a *App) Metrics() *metrics.Collector { return a.metrics }
 
 // Jobs is the instance's background-job runner.
 func (a *App) Jobs() *maintenance.Runner { return a.jobs }
+
+// diagnostics is the store's database detail, naming an embedded PostgreSQL by its data
+// directory (the address would be a private socket of this process).
+type diagnostics struct {
+	store       *store.Store
+	embeddedDir string
+}
+
+// DatabaseDetail implements httpapi.Diagnostics.
+func (d diagnostics) DatabaseDetail() mq.DatabaseDetail {
+	out := d.store.DatabaseDetail()
+	if d.embeddedDir != "" {
+		out.Embedded, out.Target = true, "embedded ("+d.embeddedDir+")"
+	}
+	return out
+}

@@ -20,6 +20,7 @@ type options struct {
 	auth        *auth.Config
 	migrate     bool
 	metricsLoop bool
+	embeddedDir string // the embedded PostgreSQL's data directory; "" for an external database
 }
 
 // WithLogger sets the logger every part logs to (default NewLogger(cfg)).
@@ -47,3 +48,7 @@ func WithoutMigration() Option { return func(o *options) { o.migrate = false } }
 // WithoutMetricsLoop keeps the metrics from sampling and flushing on their schedule; they still
 // count, and the caller flushes them by hand (tests that check per-minute figures).
 func WithoutMetricsLoop() Option { return func(o *options) { o.metricsLoop = false } }
+
+// WithEmbedded says the database is the embedded PostgreSQL of dataDir, so the admin health
+// route names it as such instead of a localhost address (docs/api/admin-api.md §10.2).
+func WithEmbedded(dataDir string) Option { return func(o *options) { o.embeddedDir = dataDir } }

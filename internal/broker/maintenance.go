@@ -87,7 +87,7 @@ func (b *Broker) SetMaintenance(ctx context.Context, mode mq.MaintenanceMode, en
 
 // applyMaintenance takes m as the current state unless a newer one is already held. When pop
 // maintenance changes, every parked pop is woken: turning on, they see it and answer 204;
-// turning off is a wake-up like any other that makes work deliverable (operations.md §3).
+// turning off is a wake-up like any other that makes work deliverable (docs/api/operations.md §3).
 func (b *Broker) applyMaintenance(m mq.MaintenanceState) {
 	for {
 		old := b.modes.cur.Load()

@@ -15,6 +15,8 @@ import (
 
 // Consumer-group defaults.
 const (
+	defaultGroupLimit = 1000 // rows per page of every consumer-group listing
+
 	defaultMinLagSeconds = 3600
 	laggingAfterSeconds  = 300 // a group whose largest time lag exceeds this is Lagging
 )
@@ -34,7 +36,7 @@ type groupSummaryJSON struct {
 }
 
 func (s *Server) listConsumerGroups(w http.ResponseWriter, r *http.Request) {
-	groups, err := s.read.ConsumerGroups(r.Context())
+	groups, err := s.read.ConsumerGroups(r.Context(), listPage(r.URL.Query(), defaultGroupLimit))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -83,7 +85,7 @@ func (s *Server) laggingConsumers(w http.ResponseWriter, r *http.Request) {
 		}
 		minLag = min(n, maxMinLagSeconds)
 	}
-	pairs, err := s.read.LaggingPairs(r.Context(), minLag)
+	pairs, err := s.read.LaggingPairs(r.Context(), minLag, listPage(r.URL.Query(), defaultGroupLimit))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -111,12 +113,12 @@ type groupQueueJSON struct {
 }
 
 func (s *Server) consumerGroupDetail(w http.ResponseWriter, r *http.Request) {
-	pairs, err := s.read.ConsumerGroupPairs(r.Context(), PathParam(r, "group"))
+	pairs, found, err := s.read.ConsumerGroupPairs(r.Context(), PathParam(r, "group"), listPage(r.URL.Query(), defaultGroupLimit))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if len(pairs) == 0 {
+	if !found {
 		writeError(w, http.StatusNotFound, "Consumer group not found")
 		return
 	}

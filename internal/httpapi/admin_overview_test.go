@@ -28,7 +28,7 @@ func TestAdminNamespacesAndTasks(t *testing.T) {
 		{"/api/v1/resources/tasks", "task", task},
 	} {
 		out := admGet(b, c.path)
-		list := admList(t, admShape(t, out, c.key+"s")[c.key+"s"])
+		list := admList(t, admShape(t, out, c.key+"s", "pagination")[c.key+"s"])
 		mine := admWhere(list, c.key, c.label)
 		if len(mine) != 1 {
 			t.Fatalf("%s: %d entries for %s", c.path, len(mine), c.label)

@@ -38,13 +38,21 @@ type queueSummaryJSON struct {
 	} `json:"messages"`
 }
 
+// Default page sizes of the resource listings (docs/api/admin-api.md, Listing parameters).
+const (
+	defaultQueueLimit     = 1000
+	defaultLabelLimit     = 1000
+	defaultPartitionLimit = 1000
+)
+
 func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) {
-	qs, err := s.read.ListQueues(r.Context())
+	page := listPage(r.URL.Query(), defaultQueueLimit)
+	qs, err := s.read.ListQueues(r.Context(), page)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"queues": queueSummaries(qs)})
+	writeJSON(w, http.StatusOK, map[string]any{"queues": queueSummaries(qs), "pagination": pagination(page)})
 }
 
 type partitionDetailJSON struct {
@@ -63,11 +71,15 @@ type queueDetailJSON struct {
 	Task       string                `json:"task"`
 	CreatedAt  msTime                `json:"createdAt"`
 	Partitions []partitionDetailJSON `json:"partitions"`
-	Totals     countersJSON          `json:"totals"`
+	// PartitionCount counts every partition of the queue; Partitions is one page of them.
+	PartitionCount int64        `json:"partitionCount"`
+	Pagination     pageJSON     `json:"pagination"`
+	Totals         countersJSON `json:"totals"`
 }
 
 func (s *Server) queueDetail(w http.ResponseWriter, r *http.Request) {
-	q, parts, found, err := s.read.QueueDetail(r.Context(), PathParam(r, "queue"))
+	page := listPage(r.URL.Query(), defaultPartitionLimit)
+	d, found, err := s.read.QueueDetail(r.Context(), PathParam(r, "queue"), page)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -76,15 +88,17 @@ func (s *Server) queueDetail(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Queue not found")
 		return
 	}
+	q := d.Queue
 	out := queueDetailJSON{ID: q.ID, Name: q.Name, Namespace: q.Namespace, Task: q.Task, CreatedAt: msTime(q.CreatedAt),
-		Partitions: make([]partitionDetailJSON, len(parts))}
-	var sum mq.Counters
-	for i, p := range parts {
+		Partitions: make([]partitionDetailJSON, len(d.Partitions)), PartitionCount: d.PartitionCount,
+		Pagination: pagination(page)}
+	for i, p := range d.Partitions {
 		out.Partitions[i] = partitionDetailJSON{ID: p.ID, Name: p.Name, CreatedAt: msTime(p.CreatedAt),
 			Stats: counters(p.Counters), OldestMessage: msOpt(p.Oldest), NewestMessage: msOpt(p.Newest)}
-		sum = sum.Add(p.Counters)
 	}
-	// DLQ entries can outlive their partition, so the queue's own count is the total.
+	// The totals cover every partition, not only this page. DLQ entries can outlive their
+	// partition, so the queue's own count is the total.
+	sum := d.Totals
 	sum.DeadLetter = q.DeadLetter
 	out.Totals = counters(sum)
 	writeJSON(w, http.StatusOK, out)
@@ -127,12 +141,13 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) { s.listLabel
 // listLabels answers the namespace or task summary under the key "namespaces" or "tasks".
 func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, key string) {
 	byTask := key == "tasks"
-	ls, err := s.read.LabelSummaries(r.Context(), byTask)
+	page := listPage(r.URL.Query(), defaultLabelLimit)
+	ls, err := s.read.LabelSummaries(r.Context(), byTask, page)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{key: mapRows(ls, func(l mq.LabelSummary) (o labelJSON) {
+	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(page), key: mapRows(ls, func(l mq.LabelSummary) (o labelJSON) {
 		if byTask {
 			o.Task = &l.Label
 		} else {

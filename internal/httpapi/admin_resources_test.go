@@ -69,7 +69,7 @@ func TestAdminQueueDetail(t *testing.T) {
 	c := b.admPop("p1", "", 1)                    // c: processing
 
 	d := admGet(b, "/api/v1/resources/queues/"+url.PathEscape(b.queue))
-	admShape(t, d, "id", "name", "namespace", "task", "createdAt", "partitions", "totals")
+	admShape(t, d, "id", "name", "namespace", "task", "createdAt", "partitions", "partitionCount", "pagination", "totals")
 	if d["name"] != b.queue || d["namespace"] != b.queue || d["task"] != "" {
 		t.Fatalf("detail %v", d)
 	}

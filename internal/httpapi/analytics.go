@@ -36,11 +36,10 @@ type timeRangeJSON struct {
 func seriesOf[T any](s *Server, w http.ResponseWriter, r *http.Request,
 	read func(context.Context, mq.Window, url.Values) ([]T, error)) (rows []T, win mq.Window, ok bool) {
 	q := r.URL.Query()
-	from, to, ok := s.window(w, q, time.Hour)
+	win, ok = s.seriesWindow(w, q, time.Hour)
 	if !ok {
 		return nil, win, false
 	}
-	win = mq.Window{From: from, To: to, BucketMinutes: bucketMinutes(from, to)}
 	rows, err := read(r.Context(), win, q)
 	if err != nil {
 		s.fail(w, r, err)
@@ -49,11 +48,19 @@ func seriesOf[T any](s *Server, w http.ResponseWriter, r *http.Request,
 	return rows, win, true
 }
 
-// series answers the window and the series under key.
-func series(w http.ResponseWriter, win mq.Window, key string, v any) {
-	writeJSON(w, http.StatusOK, map[string]any{"timeRange": timeRangeJSON{msTime(win.From), msTime(win.To)},
-		"bucketMinutes": win.BucketMinutes, key: v})
+// series answers the window and the series under key, with any extra fields.
+func series(w http.ResponseWriter, win mq.Window, key string, v any, extra ...any) {
+	out := map[string]any{"timeRange": timeRangeJSON{msTime(win.From), msTime(win.To)},
+		"bucketMinutes": win.BucketMinutes, key: v}
+	for i := 0; i+1 < len(extra); i += 2 {
+		out[extra[i].(string)] = extra[i+1]
+	}
+	writeJSON(w, http.StatusOK, out)
 }
+
+// seriesLimit is the limit of a per-queue route as asked (-1 when absent or malformed); the
+// read side applies the default and the bound of docs/api/admin-api.md §6.
+func seriesLimit(q url.Values) int { return queryInt(q, "limit", -1) }
 
 // grouped splits rows that arrive ordered by a key into one group per key, in order.
 func grouped[T any, K comparable](rows []T, key func(T) K) [][]T {
@@ -143,47 +150,57 @@ type queueSeriesJSON struct {
 	Points []any  `json:"points"`
 }
 
-func (s *Server) queueRows(w http.ResponseWriter, r *http.Request) ([]mq.QueuePoint, mq.Window, bool) {
-	return seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.QueuePoint, error) {
-		return s.read.QueueSeries(ctx, win, queryFilter(q, "queue"))
-	})
+// queueOpsPoint renders one bucket of queue-ops.
+func queueOpsPoint(p mq.QueuePoint, secs float64) map[string]any {
+	return map[string]any{"timestamp": msTime(p.At), "pushRequests": p.PushRequests,
+		"pushMessages": p.PushMessages, "popRequests": p.PopRequests, "popMessages": p.PopMessages,
+		"popEmpty": p.PopEmpty, "ackRequests": p.AckRequests, "ackMessages": p.AckMessages,
+		"ackSuccess": p.AckSuccess, "ackFailed": p.AckFailed, "transactions": p.Transactions, "dlq": p.DLQ,
+		"pushPerSecond": float64(p.PushMessages) / secs, "popPerSecond": float64(p.PopMessages) / secs,
+		"ackPerSecond": float64(p.AckMessages) / secs}
 }
 
-// analyticsQueueOps serves push, pop, ack and transaction counts and rates per queue.
+// analyticsQueueOps serves push, pop, ack and transaction counts and rates per queue: the
+// busiest limit queues, and "other" summing the ones left out.
 func (s *Server) analyticsQueueOps(w http.ResponseWriter, r *http.Request) {
-	rows, win, ok := s.queueRows(w, r)
+	var other []mq.QueuePoint
+	sets, win, ok := seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.QueueSeriesSet[mq.QueuePoint], error) {
+		set, o, err := s.read.QueueOps(ctx, win, queryFilter(q, "queue"), seriesLimit(q))
+		other = o
+		return []mq.QueueSeriesSet[mq.QueuePoint]{set}, err
+	})
 	if !ok {
 		return
 	}
 	secs := float64(win.BucketMinutes * 60)
 	out := []queueSeriesJSON{}
-	for _, g := range grouped(rows, func(p mq.QueuePoint) string { return p.Queue }) {
+	for _, g := range grouped(sets[0].Points, func(p mq.QueuePoint) string { return p.Queue }) {
 		sj := queueSeriesJSON{Queue: g[0].Queue}
 		for _, p := range g {
-			sj.Points = append(sj.Points, map[string]any{"timestamp": msTime(p.At), "pushRequests": p.PushRequests,
-				"pushMessages": p.PushMessages, "popRequests": p.PopRequests, "popMessages": p.PopMessages,
-				"popEmpty": p.PopEmpty, "ackRequests": p.AckRequests, "ackMessages": p.AckMessages,
-				"ackSuccess": p.AckSuccess, "ackFailed": p.AckFailed, "transactions": p.Transactions, "dlq": p.DLQ,
-				"pushPerSecond": float64(p.PushMessages) / secs, "popPerSecond": float64(p.PopMessages) / secs,
-				"ackPerSecond": float64(p.AckMessages) / secs})
+			sj.Points = append(sj.Points, queueOpsPoint(p, secs))
 		}
 		out = append(out, sj)
 	}
-	series(w, win, "queues", out)
+	otherJSON := make([]map[string]any, len(other))
+	for i, p := range other {
+		otherJSON[i] = queueOpsPoint(p, secs)
+	}
+	series(w, win, "queues", out, "omittedQueues", sets[0].Omitted, "other", otherJSON)
 }
 
 // analyticsQueueLag serves pop lag (from the metrics) with consumer lag and depth (from the
 // stats history) per queue and bucket.
 func (s *Server) analyticsQueueLag(w http.ResponseWriter, r *http.Request) {
-	rows, win, ok := s.queueRows(w, r)
+	var depth []mq.DepthPoint
+	sets, win, ok := seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.QueueSeriesSet[mq.QueuePoint], error) {
+		set, d, err := s.read.QueueLag(ctx, win, queryFilter(q, "queue"), seriesLimit(q))
+		depth = d
+		return []mq.QueueSeriesSet[mq.QueuePoint]{set}, err
+	})
 	if !ok {
 		return
 	}
-	depth, err := s.read.DepthSeries(r.Context(), win, queryFilter(r.URL.Query(), "queue"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	rows := sets[0].Points
 	type key struct {
 		queue string
 		at    time.Time
@@ -219,17 +236,19 @@ func (s *Server) analyticsQueueLag(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, sj)
 	}
-	series(w, win, "queues", out)
+	series(w, win, "queues", out, "omittedQueues", sets[0].Omitted)
 }
 
 // analyticsParked serves parked long-poll pops per queue and instance.
 func (s *Server) analyticsParked(w http.ResponseWriter, r *http.Request) {
-	rows, win, ok := seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.ParkedPoint, error) {
-		return s.read.ParkedSeries(ctx, win, queryFilter(q, "queue"))
+	sets, win, ok := seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.QueueSeriesSet[mq.ParkedPoint], error) {
+		set, err := s.read.ParkedSeries(ctx, win, queryFilter(q, "queue"), seriesLimit(q))
+		return []mq.QueueSeriesSet[mq.ParkedPoint]{set}, err
 	})
 	if !ok {
 		return
 	}
+	rows := sets[0].Points
 	type replica struct {
 		Queue    string `json:"queue"`
 		WorkerID string `json:"workerId"`
@@ -243,19 +262,19 @@ func (s *Server) analyticsParked(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, rj)
 	}
-	series(w, win, "queues", out)
+	series(w, win, "queues", out, "omittedQueues", sets[0].Omitted)
 }
 
-// analyticsRetention serves the retention history (docs/api/concepts.md §11): newest runs first (at
-// most limit, default 1000) and totals per type over the window.
+// analyticsRetention serves the retention history (docs/api/concepts.md §11): the newest 1,000
+// runs of the queue asked, or of the limit queues that lost the most messages (default 10, at
+// most 100), and totals per type over the window.
 func (s *Server) analyticsRetention(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	from, to, ok := s.window(w, q, time.Hour)
+	win, ok := s.seriesWindow(w, q, time.Hour)
 	if !ok {
 		return
 	}
-	page := listPage(q, maxListLimit)
-	runs, totals, err := s.read.RetentionHistory(r.Context(), from, to, queryFilter(q, "queue"), page.Limit)
+	runs, totals, omitted, err := s.read.RetentionHistory(r.Context(), win, queryFilter(q, "queue"), seriesLimit(q))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -284,8 +303,7 @@ func (s *Server) analyticsRetention(w http.ResponseWriter, r *http.Request) {
 	for i, t := range totals {
 		tj[i] = totalJSON{t.Kind, t.Removed, t.Unconsumed, t.DeadLettered}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"timeRange": timeRangeJSON{msTime(from), msTime(to)},
-		"runs": rj, "totals": tj})
+	series(w, win, "runs", rj, "totals", tj, "omittedQueues", omitted)
 }
 
 // analyticsPostgres serves PostgreSQL's size and activity figures.

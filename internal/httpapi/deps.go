@@ -29,9 +29,11 @@ type ReadSide interface {
 	// Now is the time status windows are taken against: the store's clock when tests set one.
 	Now() time.Time
 
-	ListQueues(ctx context.Context) ([]mq.QueueSummary, error)
-	LabelSummaries(ctx context.Context, byTask bool) ([]mq.LabelSummary, error)
-	QueueDetail(ctx context.Context, name string) (mq.QueueInfo, []mq.PartitionInfo, bool, error)
+	// Listings answer one page (docs/api/admin-api.md, Listing parameters): at most
+	// mq.MaxListRows rows, cut in the database.
+	ListQueues(ctx context.Context, p mq.Page) ([]mq.QueueSummary, error)
+	LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error)
+	QueueDetail(ctx context.Context, name string, p mq.Page) (mq.QueueDetail, bool, error)
 	Overview(ctx context.Context) (mq.Overview, error)
 	DeleteQueue(ctx context.Context, name string) (existed bool, err error)
 
@@ -45,24 +47,26 @@ type ReadSide interface {
 	TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.NamedTrace, int64, error)
 	TraceNames(ctx context.Context, p mq.Page) ([]mq.TraceName, int64, error)
 
-	ConsumerGroups(ctx context.Context) ([]mq.GroupSummary, error)
-	LaggingPairs(ctx context.Context, minLag int64) ([]mq.PairLag, error)
-	ConsumerGroupPairs(ctx context.Context, group string) ([]mq.PairLag, error)
+	ConsumerGroups(ctx context.Context, p mq.Page) ([]mq.GroupSummary, error)
+	LaggingPairs(ctx context.Context, minLag int64, p mq.Page) ([]mq.PairLag, error)
+	ConsumerGroupPairs(ctx context.Context, group string, p mq.Page) ([]mq.PairLag, bool, error)
 	DeleteConsumerGroup(ctx context.Context, group, queue string, metadata bool) (int, error)
 	SetSubscriptionTimestamp(ctx context.Context, group string, ts time.Time) (int, error)
 	SeekQueue(ctx context.Context, group, queue string, ts *time.Time) (updated int, found bool, err error)
 	SeekPartition(ctx context.Context, group, queue, partition string) (movedTo *string, found bool, err error)
 
-	StatusOverview(ctx context.Context, f mq.QueueFilter, from, to time.Time, bucketMinutes int) (mq.StatusOverview, error)
+	StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Window) (mq.StatusOverview, error)
 	StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error)
-	StatusQueue(ctx context.Context, name string) (q mq.QueueStatus, found bool, err error)
+	StatusQueue(ctx context.Context, name string, p mq.Page) (q mq.QueueStatus, found bool, err error)
 	StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]mq.QueueMessage, bool, error)
-	MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, from, to time.Time) ([]mq.CountPoint, error)
+	MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, start, to time.Time) ([]mq.CountPoint, error)
 	WorkerSeries(ctx context.Context, w mq.Window, hostname, workerID string) ([]mq.WorkerPoint, error)
-	QueueSeries(ctx context.Context, w mq.Window, queue string) ([]mq.QueuePoint, error)
-	ParkedSeries(ctx context.Context, w mq.Window, queue string) ([]mq.ParkedPoint, error)
-	DepthSeries(ctx context.Context, w mq.Window, queue string) ([]mq.DepthPoint, error)
-	RetentionHistory(ctx context.Context, from, to time.Time, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, error)
+	// The per-queue series answer one queue, or the limit queues their ranking puts first
+	// (at most mq.MaxSeriesQueues) with how many were left out (docs/api/admin-api.md §6).
+	QueueOps(ctx context.Context, w mq.Window, queue string, limit int) (mq.QueueSeriesSet[mq.QueuePoint], []mq.QueuePoint, error)
+	QueueLag(ctx context.Context, w mq.Window, queue string, limit int) (mq.QueueSeriesSet[mq.QueuePoint], []mq.DepthPoint, error)
+	ParkedSeries(ctx context.Context, w mq.Window, queue string, limit int) (mq.QueueSeriesSet[mq.ParkedPoint], error)
+	RetentionHistory(ctx context.Context, w mq.Window, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, int, error)
 	PostgresStats(ctx context.Context) (mq.PostgresStats, error)
 }
 

@@ -55,25 +55,42 @@ func (s *Server) metricsJSON(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// jobStateJSON is one background job as /health reports it (docs/api/operations.md §5).
+// jobStateJSON is one background job as /health reports it (docs/api/operations.md §5). It has
+// no error text: /health is public, and a failed run's text can carry the database's host,
+// user and name (docs/api/admin-api.md §10.1); GET /api/v1/system/health adds it.
 type jobStateJSON struct {
-	State          string  `json:"state"`
-	Leader         bool    `json:"leader"`
-	LastRunAt      msTime  `json:"lastRunAt"`
-	LastDurationMs int64   `json:"lastDurationMs"`
-	LastError      *string `json:"lastError"`
-	Runs           int64   `json:"runs"`
+	State          string `json:"state"`
+	Leader         bool   `json:"leader"`
+	LastRunAt      msTime `json:"lastRunAt"`
+	LastDurationMs int64  `json:"lastDurationMs"`
+	Runs           int64  `json:"runs"`
 }
 
-// jobStates renders the runner's job states; without a runner there are none.
+// jobDetailJSON is one background job as GET /api/v1/system/health reports it: /health's
+// fields and the last failed run's error text (null after a successful run).
+type jobDetailJSON struct {
+	jobStateJSON
+	LastError *string `json:"lastError"`
+}
+
+// jobStates renders the runner's job states for /health; without a runner there are none.
 func jobStates(r Jobs) map[string]jobStateJSON {
 	out := map[string]jobStateJSON{}
+	for name, d := range jobDetails(r) {
+		out[name] = d.jobStateJSON
+	}
+	return out
+}
+
+// jobDetails renders the runner's job states with their error texts.
+func jobDetails(r Jobs) map[string]jobDetailJSON {
+	out := map[string]jobDetailJSON{}
 	if r == nil {
 		return out
 	}
 	for name, st := range r.States() {
-		j := jobStateJSON{State: st.State, Leader: st.Leader, LastRunAt: msOpt(st.LastRunAt),
-			LastDurationMs: st.LastDuration.Milliseconds(), Runs: st.Runs}
+		j := jobDetailJSON{jobStateJSON: jobStateJSON{State: st.State, Leader: st.Leader, LastRunAt: msOpt(st.LastRunAt),
+			LastDurationMs: st.LastDuration.Milliseconds(), Runs: st.Runs}}
 		if st.LastError != "" {
 			j.LastError = &st.LastError
 		}

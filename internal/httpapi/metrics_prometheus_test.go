@@ -207,8 +207,8 @@ func TestMetricsJSON(t *testing.T) {
 	if msgs := admShape(t, out["messages"], "total", "rate"); msgs["total"] != 3.0 {
 		t.Errorf("messages %v, want total 3", msgs)
 	}
-	if db := admShape(t, out["database"], "poolSize", "idleConnections", "waitingRequests"); db["poolSize"] != 20.0 {
-		t.Errorf("database %v, want the test pool size 20", db)
+	if db := admShape(t, out["database"], "poolSize", "idleConnections", "waitingRequests"); db["poolSize"] != float64(testserver.PoolSize) {
+		t.Errorf("database %v, want the test pool size %d", db, testserver.PoolSize)
 	}
 	mem := admShape(t, out["memory"], "rss", "heapTotal", "heapUsed", "external", "arrayBuffers")
 	if mem["heapUsed"].(float64) <= 0 || mem["external"] != 0.0 || mem["arrayBuffers"] != 0.0 {

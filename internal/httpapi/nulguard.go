@@ -17,11 +17,11 @@ import (
 type nulGuard struct{ ReadSide }
 
 // QueueDetail implements ReadSide.
-func (g nulGuard) QueueDetail(ctx context.Context, name string) (mq.QueueInfo, []mq.PartitionInfo, bool, error) {
+func (g nulGuard) QueueDetail(ctx context.Context, name string, p mq.Page) (mq.QueueDetail, bool, error) {
 	if hasNUL(name) {
-		return mq.QueueInfo{}, nil, false, nil
+		return mq.QueueDetail{}, false, nil
 	}
-	return g.ReadSide.QueueDetail(ctx, name)
+	return g.ReadSide.QueueDetail(ctx, name, p)
 }
 
 // DeleteQueue implements ReadSide.
@@ -89,11 +89,11 @@ func (g nulGuard) TracesByName(ctx context.Context, name string, p mq.Page) ([]m
 }
 
 // ConsumerGroupPairs implements ReadSide.
-func (g nulGuard) ConsumerGroupPairs(ctx context.Context, group string) ([]mq.PairLag, error) {
+func (g nulGuard) ConsumerGroupPairs(ctx context.Context, group string, p mq.Page) ([]mq.PairLag, bool, error) {
 	if hasNUL(group) {
-		return nil, nil
+		return nil, false, nil
 	}
-	return g.ReadSide.ConsumerGroupPairs(ctx, group)
+	return g.ReadSide.ConsumerGroupPairs(ctx, group, p)
 }
 
 // DeleteConsumerGroup implements ReadSide.
@@ -129,11 +129,11 @@ func (g nulGuard) SeekPartition(ctx context.Context, group, queue, partition str
 }
 
 // StatusOverview implements ReadSide. A filter naming nothing is the overview of no queue.
-func (g nulGuard) StatusOverview(ctx context.Context, f mq.QueueFilter, from, to time.Time, bucketMinutes int) (mq.StatusOverview, error) {
+func (g nulGuard) StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Window) (mq.StatusOverview, error) {
 	if hasNUL(f.Queue, f.Namespace, f.Task) {
 		f = nothingFilter
 	}
-	return g.ReadSide.StatusOverview(ctx, f, from, to, bucketMinutes)
+	return g.ReadSide.StatusOverview(ctx, f, w)
 }
 
 // StatusQueues implements ReadSide.
@@ -145,11 +145,11 @@ func (g nulGuard) StatusQueues(ctx context.Context, namespace, task string, limi
 }
 
 // StatusQueue implements ReadSide.
-func (g nulGuard) StatusQueue(ctx context.Context, name string) (mq.QueueStatus, bool, error) {
+func (g nulGuard) StatusQueue(ctx context.Context, name string, p mq.Page) (mq.QueueStatus, bool, error) {
 	if hasNUL(name) {
 		return mq.QueueStatus{}, false, nil
 	}
-	return g.ReadSide.StatusQueue(ctx, name)
+	return g.ReadSide.StatusQueue(ctx, name, p)
 }
 
 // StatusQueueMessages implements ReadSide.
@@ -176,36 +176,36 @@ func (g nulGuard) WorkerSeries(ctx context.Context, w mq.Window, hostname, worke
 	return g.ReadSide.WorkerSeries(ctx, w, hostname, workerID)
 }
 
-// QueueSeries implements ReadSide.
-func (g nulGuard) QueueSeries(ctx context.Context, w mq.Window, queue string) ([]mq.QueuePoint, error) {
+// QueueOps implements ReadSide.
+func (g nulGuard) QueueOps(ctx context.Context, w mq.Window, queue string, limit int) (mq.QueueSeriesSet[mq.QueuePoint], []mq.QueuePoint, error) {
 	if hasNUL(queue) {
-		return nil, nil
+		return mq.QueueSeriesSet[mq.QueuePoint]{}, nil, nil
 	}
-	return g.ReadSide.QueueSeries(ctx, w, queue)
+	return g.ReadSide.QueueOps(ctx, w, queue, limit)
 }
 
 // ParkedSeries implements ReadSide.
-func (g nulGuard) ParkedSeries(ctx context.Context, w mq.Window, queue string) ([]mq.ParkedPoint, error) {
+func (g nulGuard) ParkedSeries(ctx context.Context, w mq.Window, queue string, limit int) (mq.QueueSeriesSet[mq.ParkedPoint], error) {
 	if hasNUL(queue) {
-		return nil, nil
+		return mq.QueueSeriesSet[mq.ParkedPoint]{}, nil
 	}
-	return g.ReadSide.ParkedSeries(ctx, w, queue)
+	return g.ReadSide.ParkedSeries(ctx, w, queue, limit)
 }
 
-// DepthSeries implements ReadSide.
-func (g nulGuard) DepthSeries(ctx context.Context, w mq.Window, queue string) ([]mq.DepthPoint, error) {
+// QueueLag implements ReadSide.
+func (g nulGuard) QueueLag(ctx context.Context, w mq.Window, queue string, limit int) (mq.QueueSeriesSet[mq.QueuePoint], []mq.DepthPoint, error) {
 	if hasNUL(queue) {
-		return nil, nil
+		return mq.QueueSeriesSet[mq.QueuePoint]{}, nil, nil
 	}
-	return g.ReadSide.DepthSeries(ctx, w, queue)
+	return g.ReadSide.QueueLag(ctx, w, queue, limit)
 }
 
 // RetentionHistory implements ReadSide.
-func (g nulGuard) RetentionHistory(ctx context.Context, from, to time.Time, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, error) {
+func (g nulGuard) RetentionHistory(ctx context.Context, w mq.Window, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, int, error) {
 	if hasNUL(queue) {
-		return nil, nil, nil
+		return nil, nil, 0, nil
 	}
-	return g.ReadSide.RetentionHistory(ctx, from, to, queue, limit)
+	return g.ReadSide.RetentionHistory(ctx, w, queue, limit)
 }
 
 // nothingFilter matches no queue: no queue name is longer than 255 characters, since every

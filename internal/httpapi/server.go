@@ -31,6 +31,9 @@ type Config struct {
 	BodyReadTimeout time.Duration
 	// Maintenance holds the maintenance modes; nil: both off and fixed (maintenance.go).
 	Maintenance Maintenance
+	// Database reports the connection's details for GET /api/v1/system/health; nil: the route
+	// answers without databaseDetail.
+	Database Diagnostics
 }
 
 // Defaults of the body limits, the same as the configuration's (docs/api/operations.md §1.3),
@@ -77,6 +80,7 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	// After authentication, so that an unauthenticated body is drained and never held.
 	r.Use(limits.load)
 	r.Handle(http.MethodGet, "/health", LevelPublic, s.health)
+	r.Handle(http.MethodGet, "/api/v1/system/health", LevelAdmin, s.systemHealth)
 	r.Handle(http.MethodPost, "/api/v1/configure", LevelReadWrite, s.configure)
 	r.Handle(http.MethodPost, "/api/v1/push", LevelReadWrite, s.push)
 	r.Handle(http.MethodGet, "/api/v1/pop/queue/:queue", LevelReadWrite, s.popQueue)
@@ -96,6 +100,8 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 // detail is logged, never sent).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
+	case windowError(w, err):
+		// The read side's own guard on a window (docs/api/operations.md §9.5).
 	case errors.Is(err, mq.ErrUnavailable):
 		writeError(w, http.StatusServiceUnavailable, "Database unavailable")
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
@@ -106,17 +112,32 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// health serves the public GET /health (docs/api/admin-api.md §10.1): status fields only, never
+// the database's address, user or error text, not even while it is down (docs/api/operations.md §9.6).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	status, code, db := "healthy", http.StatusOK, "connected"
+	body, ok := s.probe(r)
+	code := http.StatusOK
+	if !ok {
+		code = http.StatusServiceUnavailable
+	}
+	body.Jobs = jobStates(s.cfg.Jobs)
+	writeJSON(w, code, body)
+}
+
+// probe runs /health's check and fills the fields /health and /api/v1/system/health share.
+// The ping's error is deliberately dropped here: the store keeps it for the admin route and
+// the log has it.
+func (s *Server) probe(r *http.Request) (healthBody, bool) {
+	status, db, ok := "healthy", "connected", true
 	if err := s.data.Ping(r.Context()); err != nil {
-		status, code, db = "unhealthy", http.StatusServiceUnavailable, "disconnected"
+		status, db, ok = "unhealthy", "disconnected", false
 	}
 	// The maintenance flags are the last known ones (no database call); the file buffer is not
 	// wired into the push path yet, so nothing is ever spooled and its counts are truly 0.
 	mt := s.maintenance()
-	writeJSON(w, code, healthBody{Status: status, Database: db, Server: "queen-go", Version: s.cfg.Version,
+	return healthBody{Status: status, Database: db, Server: "queen-go", Version: s.cfg.Version,
 		WorkerID: s.cfg.WorkerID, MaintenanceMode: mt.PushMaintenance(), PopMaintenanceMode: mt.PopMaintenance(),
-		FileBuffer: fileBufferCounts{}, Jobs: jobStates(s.cfg.Jobs)})
+		FileBuffer: fileBufferCounts{}}, ok
 }
 
 type healthBody struct {
@@ -128,7 +149,7 @@ type healthBody struct {
 	MaintenanceMode    bool                    `json:"maintenanceMode"`
 	PopMaintenanceMode bool                    `json:"popMaintenanceMode"`
 	FileBuffer         fileBufferCounts        `json:"fileBuffer"`
-	Jobs               map[string]jobStateJSON `json:"jobs"` // this instance's view of the background jobs
+	Jobs               map[string]jobStateJSON `json:"jobs,omitempty"` // this instance's view of the background jobs
 }
 
 type fileBufferCounts struct {

@@ -1,9 +1,9 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -50,52 +50,39 @@ func (s *Server) window(w http.ResponseWriter, q url.Values, def time.Duration) 
 	case from.After(to):
 		writeError(w, http.StatusBadRequest, "Invalid time range")
 		return from, to, false
-	case to.Sub(from) > maxWindow:
+	case to.Sub(from) > mq.MaxWindow:
 		writeError(w, http.StatusBadRequest, "Time window too large")
 		return from, to, false
 	}
 	return from, to, true
 }
 
-// maxWindow is the widest status or analytics window (docs/api/admin-api.md §5.1). time.Duration
-// saturates rather than wraps, so a window of millennia still compares as wider.
-const maxWindow = 1440 * 24 * time.Hour
-
-// bucketMinutes is the bucket size for a window of at most maxWindow (docs/api/admin-api.md §5.1).
-func bucketMinutes(from, to time.Time) int {
-	switch d := to.Sub(from); {
-	case d <= 2*time.Hour:
-		return 1
-	case d <= 12*time.Hour:
-		return 5
-	case d <= 48*time.Hour:
-		return 15
-	case d <= 7*24*time.Hour:
-		return 60
-	case d <= 90*24*time.Hour:
-		return 360
+// seriesWindow reads the window of a time series (default: def before now) and plans its
+// buckets (docs/api/admin-api.md §5.1); it answers a bad or too wide window itself.
+func (s *Server) seriesWindow(w http.ResponseWriter, q url.Values, def time.Duration) (mq.Window, bool) {
+	from, to, ok := s.window(w, q, def)
+	if !ok {
+		return mq.Window{}, false
 	}
-	return 1440
+	win, err := mq.SeriesWindow(from, to)
+	if err != nil {
+		windowError(w, err)
+		return mq.Window{}, false
+	}
+	return win, true
 }
 
-// analyticsIntervals are the intervals of GET /api/v1/status/analytics, finest first.
-var analyticsIntervals = []string{"minute", "hour", "day"}
-
-// analyticsUnits are the lengths of analyticsIntervals.
-var analyticsUnits = []time.Duration{time.Minute, time.Hour, 24 * time.Hour}
-
-// fitInterval returns interval, or the next coarser one when the window is longer than 1,440
-// of its buckets (docs/api/admin-api.md §5.2). The length decides, as for the status buckets: the
-// default day in minutes fits, though its series, counted from the bucket holding from, has
-// 1,441 points (docs/decisions.md). A window of at most maxWindow always fits in days.
-func fitInterval(interval string, from, to time.Time) string {
-	i := max(slices.Index(analyticsIntervals, interval), 0)
-	for ; i < len(analyticsIntervals)-1; i++ {
-		if to.Sub(from) <= 1440*analyticsUnits[i] {
-			break
-		}
+// windowError answers a window the bounds refuse; it reports whether err was one.
+func windowError(w http.ResponseWriter, err error) bool {
+	switch {
+	case errors.Is(err, mq.ErrInvalidTimeRange):
+		writeError(w, http.StatusBadRequest, "Invalid time range")
+	case errors.Is(err, mq.ErrWindowTooLarge):
+		writeError(w, http.StatusBadRequest, "Time window too large")
+	default:
+		return false
 	}
-	return analyticsIntervals[i]
+	return true
 }
 
 // queueFilter reads the queue, namespace and task filters.
@@ -192,18 +179,18 @@ type workerJSON struct {
 // status serves GET /api/v1/status (docs/api/admin-api.md §5.1).
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	from, to, ok := s.window(w, q, time.Hour)
+	win, ok := s.seriesWindow(w, q, time.Hour)
 	if !ok {
 		return
 	}
-	bucket := bucketMinutes(from, to)
-	o, err := s.read.StatusOverview(r.Context(), queueFilter(q), from, to, bucket)
+	bucket := win.BucketMinutes
+	o, err := s.read.StatusOverview(r.Context(), queueFilter(q), win)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	var out statusJSON
-	out.TimeRange.From, out.TimeRange.To = msTime(from), msTime(to)
+	out.TimeRange.From, out.TimeRange.To = msTime(win.From), msTime(win.To)
 	out.BucketMinutes, out.PointCount = bucket, len(o.Throughput)
 	secs := float64(bucket * 60)
 	out.Throughput = make([]throughputJSON, len(o.Throughput))
@@ -316,7 +303,10 @@ type statusQueueJSON struct {
 		} `json:"config"`
 	} `json:"queue"`
 	Partitions []statusPartitionJSON `json:"partitions"`
-	Totals     struct {
+	// PartitionCount counts every partition of the queue; Partitions is one page of them.
+	PartitionCount int64    `json:"partitionCount"`
+	Pagination     pageJSON `json:"pagination"`
+	Totals         struct {
 		Messages countersJSON `json:"messages"`
 		countersJSON
 	} `json:"totals"`
@@ -324,11 +314,13 @@ type statusQueueJSON struct {
 
 // statusQueue serves GET /api/v1/status/queues/:queue; includePartitions is ignored.
 func (s *Server) statusQueue(w http.ResponseWriter, r *http.Request) {
-	q, found, err := s.read.StatusQueue(r.Context(), PathParam(r, "queue"))
+	page := listPage(r.URL.Query(), defaultPartitionLimit)
+	q, found, err := s.read.StatusQueue(r.Context(), PathParam(r, "queue"), page)
 	if !s.queueFound(w, r, found, err) {
 		return
 	}
 	var out statusQueueJSON
+	out.PartitionCount, out.Pagination = q.PartitionCount, pagination(page)
 	oq := &out.Queue
 	oq.ID, oq.Name, oq.Namespace, oq.Task, oq.Priority, oq.CreatedAt = q.ID, q.Name, q.Namespace, q.Task, q.Priority, msTime(q.CreatedAt)
 	oq.Config.LeaseTime, oq.Config.RetryLimit, oq.Config.RetryDelay = q.LeaseTime, q.RetryLimit, q.RetryDelay
@@ -402,8 +394,14 @@ func (s *Server) statusAnalytics(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	interval = fitInterval(interval, from, to)
-	points, err := s.read.MessagesWritten(r.Context(), queueFilter(q), interval, from, to)
+	// A window holding more than 1,440 buckets of the interval asked is answered in the next
+	// coarser one that fits (docs/api/admin-api.md §5.2); "interval" says which.
+	interval, start, err := mq.IntervalWindow(from, to, interval)
+	if err != nil {
+		windowError(w, err)
+		return
+	}
+	points, err := s.read.MessagesWritten(r.Context(), queueFilter(q), interval, start, to)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -23,9 +23,9 @@ func TestAnalyticsRoutes(t *testing.T) {
 	b.srv.Clock.Advance(61 * time.Second)
 	b.stRun(mq.JobRetention)
 
-	series := func(route, key string) []obj {
+	series := func(route, key string, extra ...string) []obj {
 		t.Helper()
-		out := admShape(t, stGet[obj](b, "/api/v1/analytics/"+route, http.StatusOK), "timeRange", "bucketMinutes", key)
+		out := admShape(t, stGet[obj](b, "/api/v1/analytics/"+route, http.StatusOK), append([]string{"timeRange", "bucketMinutes", key}, extra...)...)
 		admShape(t, out["timeRange"], "from", "to")
 		if out["bucketMinutes"] != 1.0 {
 			t.Errorf("%s: bucketMinutes %v", route, out["bucketMinutes"])
@@ -55,7 +55,7 @@ func TestAnalyticsRoutes(t *testing.T) {
 		t.Errorf("worker-metrics point %v", wp)
 	}
 
-	ops := series("queue-ops?queue="+b.queue, "queues")
+	ops := series("queue-ops?queue="+b.queue, "queues", "omittedQueues", "other")
 	if len(ops) != 1 || ops[0]["queue"] != b.queue {
 		t.Fatalf("queue-ops %v", ops)
 	}
@@ -64,7 +64,7 @@ func TestAnalyticsRoutes(t *testing.T) {
 		t.Errorf("queue-ops point %v", op)
 	}
 
-	lag := series("queue-lag?queue="+b.queue, "queues")
+	lag := series("queue-lag?queue="+b.queue, "queues", "omittedQueues")
 	if len(lag) != 1 {
 		t.Fatalf("queue-lag %v", lag)
 	}
@@ -73,11 +73,11 @@ func TestAnalyticsRoutes(t *testing.T) {
 	if lp["pending"] != 1.0 || lp["processing"] != 1.0 {
 		t.Errorf("queue-lag point %v, want the stats run's pending 1 and processing 1", lp)
 	}
-	if parked := series("queue-parked-replicas", "queues"); len(parked) != 0 {
+	if parked := series("queue-parked-replicas", "queues", "omittedQueues"); len(parked) != 0 {
 		t.Errorf("queue-parked-replicas %v, nothing was parked", parked)
 	}
 
-	ret := admShape(t, stGet[obj](b, "/api/v1/analytics/retention?queue="+b.queue, http.StatusOK), "timeRange", "runs", "totals")
+	ret := admShape(t, stGet[obj](b, "/api/v1/analytics/retention?queue="+b.queue, http.StatusOK), "timeRange", "bucketMinutes", "runs", "totals", "omittedQueues")
 	runs := admList(t, ret["runs"])
 	if len(runs) != 2 { // p (a and c; b is leased) and p2 (d)
 		t.Fatalf("retention runs %v", runs)

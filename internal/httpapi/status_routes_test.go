@@ -112,7 +112,7 @@ func TestStatusQueueRoutes(t *testing.T) {
 	}
 
 	detail := admShape(t, stGet[obj](b, "/api/v1/status/queues/"+b.queue+"?includePartitions=true", http.StatusOK),
-		"queue", "partitions", "totals")
+		"queue", "partitions", "partitionCount", "pagination", "totals")
 	dq := admShape(t, detail["queue"], "id", "name", "namespace", "task", "priority", "createdAt", "config")
 	if !admEqualJSON(dq["config"], `{"leaseTime":300,"retryLimit":3,"retryDelay":1000,"ttl":3600,"maxQueueSize":0,"deadLetterQueue":false}`) {
 		t.Errorf("config %v", dq["config"])
@@ -236,8 +236,8 @@ func TestStatusAnalyticsAndBuffers(t *testing.T) {
 		t.Errorf("analytics: interval %v, %d points, %d messages", out["interval"], len(points), written)
 	}
 	minute := stGet[obj](b, "/api/v1/status/analytics?interval=minute&namespace=none", http.StatusOK)
-	if pts := admList(t, minute["dataPoints"]); len(pts) < 1440 {
-		t.Errorf("minute interval over a day: %d points", len(pts))
+	if pts := admList(t, minute["dataPoints"]); len(pts) != 1440 || minute["interval"] != "minute" {
+		t.Errorf("minute interval over a day: %d points at %v", len(pts), minute["interval"])
 	}
 	admError(b, "GET", "/api/v1/status/analytics?interval=week", nil, http.StatusBadRequest, `{"error":"Invalid interval"}`)
 	admError(b, "GET", "/api/v1/status/analytics?to=soon", nil, http.StatusBadRequest, `{"error":"Invalid to timestamp"}`)

@@ -2,10 +2,13 @@ package mq
 
 import "time"
 
-// Window is a time range read in buckets of BucketMinutes.
+// Window is a time range read in buckets of BucketMinutes; plan it with SeriesWindow.
 type Window struct {
 	From, To      time.Time
 	BucketMinutes int
+	// Start is the first bucket's start when SeriesWindow had to drop the oldest buckets to
+	// stay within MaxSeriesPoints; zero (or before From) otherwise.
+	Start time.Time
 }
 
 // WorkerPoint is what one broker instance did in one bucket.
@@ -82,4 +85,24 @@ type TableStats struct {
 	IndexBytes, SeqScans, IndexScans int64
 	DeadRows                         int64
 	LastVacuum                       *time.Time
+}
+
+// QueueRank is how a per-queue analytics route picks the queues it answers when it cannot
+// answer them all (docs/api/admin-api.md §6).
+type QueueRank int
+
+// The rankings: messages pushed plus popped (queue-ops), the same among queues with parked
+// pops (queue-parked-replicas), the largest lag (queue-lag), messages removed (retention).
+const (
+	RankTraffic QueueRank = iota
+	RankParked
+	RankLag
+	RankRemoved
+)
+
+// QueueSeriesSet is a per-queue series bounded to the busiest queues: the points of the queues
+// answered, and how many queues of the window were left out.
+type QueueSeriesSet[T any] struct {
+	Points  []T
+	Omitted int
 }

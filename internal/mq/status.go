@@ -66,7 +66,8 @@ type QueueStatus struct {
 	RetryDelay, TTL, MaxSize  int
 	DeadLetterQueue           bool
 	Totals                    Counters
-	Partitions                []PartitionStatus
+	Partitions                []PartitionStatus // one page
+	PartitionCount            int64             // all of the queue's partitions
 }
 
 // PartitionStatus is one partition with its counters.

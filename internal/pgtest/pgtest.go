@@ -65,9 +65,10 @@ func Setup() (dsn string, cleanup func(), err error) {
 	defer cancel()
 	admin, err := adminDSN(ctx)
 	if err != nil {
-		return "", nil, err
+		return "", nil, budgetError(err)
 	}
-	return createDatabase(ctx, admin)
+	dsn, cleanup, err = createDatabase(ctx, admin)
+	return dsn, cleanup, budgetError(err)
 }
 
 // adminDSN picks the server to create databases on.

@@ -2,12 +2,15 @@ package pgtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 var testDSN string
@@ -116,5 +119,58 @@ func TestSharedEmbeddedServer(t *testing.T) {
 	defer cleanup()
 	if got := queryText(t, dbDSN, "SELECT current_database()::text"); !strings.HasPrefix(got, "queen_test_") {
 		t.Fatalf("current_database() = %q", got)
+	}
+}
+
+func TestTooManyClientsNamesTheBudget(t *testing.T) {
+	// What pgx reports when the server is full, wrapped as the store wraps it.
+	refused := errors.New(`database unavailable: failed to connect to ` + "`user=postgres database=x`" +
+		`: 127.0.0.1:5432 (127.0.0.1): server error: FATAL: sorry, too many clients already (SQLSTATE 53300)`)
+	if !TooManyClients(refused) || !TooManyClients(&pgconn.PgError{Code: "53300"}) {
+		t.Fatal("a 53300 refusal is not recognised")
+	}
+	if TooManyClients(errors.New("connection refused")) || TooManyClients(nil) {
+		t.Fatal("another error is taken for a 53300 refusal")
+	}
+	msg := BudgetMessage(refused)
+	for _, want := range []string{"SQLSTATE 53300", fmt.Sprintf("budget is %d connections", Budget), "-p 2", "docs/api/README.md"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q: %s", want, msg)
+		}
+	}
+	if err := budgetError(refused); !strings.Contains(err.Error(), "budget is") || !errors.Is(err, refused) {
+		t.Errorf("setup error %v", err)
+	}
+	if err := budgetError(errors.New("other")); err.Error() != "other" {
+		t.Errorf("other setup error rewritten: %v", err)
+	}
+}
+
+func TestTooManyClientsFromTheServer(t *testing.T) {
+	// A role's CONNECTION LIMIT is refused with the same SQLSTATE 53300 as a full server ("too
+	// many connections for role"), so the server's real answer is checked without exhausting a
+	// server other people share.
+	role := "pgtest_budget_" + strings.ReplaceAll(strings.TrimPrefix(queryText(t, testDSN, "SELECT current_database()::text"), "queen_test_"), "-", "")
+	exec := func(sql string) {
+		t.Helper()
+		conn, err := pgx.Connect(context.Background(), testDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), sql); err != nil {
+			t.Skipf("cannot manage roles here (%v)", err)
+		}
+	}
+	exec("CREATE ROLE " + role + " LOGIN CONNECTION LIMIT 0")
+	defer exec("DROP ROLE " + role)
+	cfg, err := pgx.ParseConfig(testDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.User = role
+	_, err = pgx.ConnectConfig(context.Background(), cfg)
+	if !TooManyClients(err) {
+		t.Fatalf("connecting over the role's limit: %v, want SQLSTATE 53300", err)
 	}
 }

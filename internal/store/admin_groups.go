@@ -8,9 +8,12 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// ConsumerGroups lists every (group, queue) pair known from cursors or registrations.
-func (s *Store) ConsumerGroups(ctx context.Context) ([]mq.GroupSummary, error) {
-	out, err := queryAll(ctx, s, "SELECT * FROM qg_consumer_groups(p_now => $1)", []any{s.nowArg()},
+// ConsumerGroups lists one page of the (group, queue) pairs known from cursors or
+// registrations, by group then queue. The page is cut in the database, so the answer stays
+// bounded however many pairs exist (docs/api/admin-api.md, Listing parameters).
+func (s *Store) ConsumerGroups(ctx context.Context, p mq.Page) ([]mq.GroupSummary, error) {
+	out, err := queryAll(ctx, s, `SELECT * FROM qg_consumer_groups(p_now => $1) g
+		ORDER BY g.consumer_group, g.queue_name LIMIT $2 OFFSET $3`, []any{s.nowArg(), p.Limit, p.Offset},
 		func(r rowScanner, g *mq.GroupSummary) error {
 			return r.Scan(&g.Group, &g.Queue, &g.Members, &g.PartitionsWithLag, &g.TotalLag, &g.MaxTimeLag,
 				&g.EverConsumed, &g.SubscriptionMode, &g.SubscriptionTimestamp, &g.SubscriptionCreatedAt)
@@ -21,9 +24,12 @@ func (s *Store) ConsumerGroups(ctx context.Context) ([]mq.GroupSummary, error) {
 	return out, nil
 }
 
-// LaggingPairs lists the pairs whose time lag is at least minLag seconds, most lagging first.
-func (s *Store) LaggingPairs(ctx context.Context, minLag int64) ([]mq.PairLag, error) {
-	out, err := queryAll(ctx, s, "SELECT * FROM qg_lagging_pairs(p_min_lag => $1, p_now => $2)", []any{minLag, s.nowArg()},
+// LaggingPairs lists one page of the pairs whose time lag is at least minLag seconds, most
+// lagging first (ties by queue, partition, group).
+func (s *Store) LaggingPairs(ctx context.Context, minLag int64, p mq.Page) ([]mq.PairLag, error) {
+	out, err := queryAll(ctx, s, `SELECT * FROM qg_lagging_pairs(p_min_lag => $1, p_now => $2) l
+		ORDER BY l.time_lag DESC, l.queue_name, l.partition_name, l.consumer_group LIMIT $3 OFFSET $4`,
+		[]any{minLag, s.nowArg(), p.Limit, p.Offset},
 		func(r rowScanner, p *mq.PairLag) error {
 			return r.Scan(&p.Group, &p.Queue, &p.Partition, &p.PartitionID, &p.LeaseID, &p.OffsetLag, &p.TimeLag,
 				&p.OldestUnconsumed, &p.LastConsumed)
@@ -34,10 +40,11 @@ func (s *Store) LaggingPairs(ctx context.Context, minLag int64) ([]mq.PairLag, e
 	return out, nil
 }
 
-// ConsumerGroupPairs lists one group's cursors on every queue, by queue and partition name;
-// none means the group is unknown.
-func (s *Store) ConsumerGroupPairs(ctx context.Context, group string) ([]mq.PairLag, error) {
-	out, err := queryAll(ctx, s, "SELECT * FROM qg_consumer_group_detail(p_group => $1, p_now => $2)", []any{group, s.nowArg()},
+// ConsumerGroupPairs lists one page of a group's cursors on every queue, by queue and
+// partition name; none on the first page means the group is unknown.
+func (s *Store) ConsumerGroupPairs(ctx context.Context, group string, pg mq.Page) ([]mq.PairLag, error) {
+	out, err := queryAll(ctx, s, `SELECT * FROM qg_consumer_group_detail(p_group => $1, p_now => $2) d
+		ORDER BY d.queue_name, d.partition_name LIMIT $3 OFFSET $4`, []any{group, s.nowArg(), pg.Limit, pg.Offset},
 		func(r rowScanner, p *mq.PairLag) error {
 			p.Group = group
 			return r.Scan(&p.Queue, &p.Partition, &p.LeaseID, &p.LastConsumed, &p.TotalConsumed, &p.OffsetLag, &p.TimeLag)

@@ -27,9 +27,10 @@ func (s *Store) WorkerSeries(ctx context.Context, w mq.Window, hostname, workerI
 	return out, wrap("worker series", err)
 }
 
-// QueueSeries reads per-queue figures in w, optionally for one queue.
-func (s *Store) QueueSeries(ctx context.Context, w mq.Window, queue string) ([]mq.QueuePoint, error) {
-	out, err := queryAll(ctx, s, sqlAnalyticsQueues, windowArgs(w, queue), func(r rowScanner, p *mq.QueuePoint) error {
+// QueueSeries reads per-queue figures in w, optionally for one queue; only, when not nil, keeps
+// those queues (the busiest ones TopQueues chose).
+func (s *Store) QueueSeries(ctx context.Context, w mq.Window, queue string, only []string) ([]mq.QueuePoint, error) {
+	out, err := queryAll(ctx, s, sqlAnalyticsQueues, append(windowArgs(w, queue), only), func(r rowScanner, p *mq.QueuePoint) error {
 		return r.Scan(&p.At, &p.Queue, &p.PushRequests, &p.PushMessages, &p.PopRequests, &p.PopMessages,
 			&p.PopEmpty, &p.AckRequests, &p.AckMessages, &p.AckSuccess, &p.AckFailed, &p.Transactions, &p.DLQ,
 			&p.AvgLagMs, &p.MaxLagMs)
@@ -37,17 +38,58 @@ func (s *Store) QueueSeries(ctx context.Context, w mq.Window, queue string) ([]m
 	return out, wrap("queue series", err)
 }
 
-// ParkedSeries reads parked pops per queue and instance in w, optionally for one queue.
-func (s *Store) ParkedSeries(ctx context.Context, w mq.Window, queue string) ([]mq.ParkedPoint, error) {
-	out, err := queryAll(ctx, s, sqlAnalyticsParked, windowArgs(w, queue), func(r rowScanner, p *mq.ParkedPoint) error {
+// QueueSeriesOther sums per bucket the figures of every queue not in answered: the "other"
+// series that keeps queue-ops' totals whole when it answers only the busiest queues.
+func (s *Store) QueueSeriesOther(ctx context.Context, w mq.Window, answered []string) ([]mq.QueuePoint, error) {
+	if answered == nil {
+		answered = []string{}
+	}
+	out, err := queryAll(ctx, s, sqlAnalyticsOther, []any{w.SeriesFrom(), w.To, w.BucketMinutes, answered},
+		func(r rowScanner, p *mq.QueuePoint) error {
+			return r.Scan(&p.At, &p.PushRequests, &p.PushMessages, &p.PopRequests, &p.PopMessages,
+				&p.PopEmpty, &p.AckRequests, &p.AckMessages, &p.AckSuccess, &p.AckFailed, &p.Transactions, &p.DLQ,
+				&p.AvgLagMs, &p.MaxLagMs)
+		})
+	return out, wrap("other queues series", err)
+}
+
+var (
+	sqlAnalyticsOther = query("analytics_queues_other")
+	sqlTopTraffic     = query("analytics_top_traffic")
+	sqlTopLag         = query("analytics_top_lag")
+	sqlTopRemoved     = query("analytics_top_removed")
+)
+
+// TopQueues names at most limit queues of w ranked by rank, first first, and counts every
+// queue the ranking saw, so callers can say how many they left out.
+func (s *Store) TopQueues(ctx context.Context, w mq.Window, rank mq.QueueRank, limit int) (names []string, total int, err error) {
+	var args []any
+	var sql string
+	switch rank {
+	case mq.RankLag:
+		sql, args = sqlTopLag, []any{w.SeriesFrom(), w.To, w.BucketMinutes, limit}
+	case mq.RankRemoved:
+		sql, args = sqlTopRemoved, []any{w.SeriesFrom(), w.To, limit}
+	default:
+		sql, args = sqlTopTraffic, []any{w.SeriesFrom(), w.To, w.BucketMinutes, limit, rank == mq.RankParked}
+	}
+	err = s.queryRows(ctx, sql, args, func(r rowScanner) error { return r.Scan(&names, &total) })
+	return names, total, wrap("top queues", err)
+}
+
+// ParkedSeries reads parked pops per queue and instance in w, optionally for one queue; only,
+// when not nil, keeps those queues.
+func (s *Store) ParkedSeries(ctx context.Context, w mq.Window, queue string, only []string) ([]mq.ParkedPoint, error) {
+	out, err := queryAll(ctx, s, sqlAnalyticsParked, append(windowArgs(w, queue), only), func(r rowScanner, p *mq.ParkedPoint) error {
 		return r.Scan(&p.At, &p.Queue, &p.WorkerID, &p.Parked)
 	})
 	return out, wrap("parked series", err)
 }
 
-// DepthSeries reads consumer lag and depth per queue in w, optionally for one queue.
-func (s *Store) DepthSeries(ctx context.Context, w mq.Window, queue string) ([]mq.DepthPoint, error) {
-	out, err := queryAll(ctx, s, sqlAnalyticsDepth, windowArgs(w, queue), func(r rowScanner, p *mq.DepthPoint) error {
+// DepthSeries reads consumer lag and depth per queue in w, optionally for one queue; only, when
+// not nil, keeps those queues.
+func (s *Store) DepthSeries(ctx context.Context, w mq.Window, queue string, only []string) ([]mq.DepthPoint, error) {
+	out, err := queryAll(ctx, s, sqlAnalyticsDepth, append(windowArgs(w, queue), only), func(r rowScanner, p *mq.DepthPoint) error {
 		return r.Scan(&p.At, &p.Queue, &p.MaxTimeLagSeconds, &p.AvgPending, &p.AvgInFlight)
 	})
 	return out, wrap("depth series", err)
@@ -59,9 +101,10 @@ var (
 )
 
 // RetentionHistory reads the retention history between from and to, newest first (at most
-// limit entries), and its totals per kind; queue "" means every queue.
-func (s *Store) RetentionHistory(ctx context.Context, from, to time.Time, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, error) {
-	runs, err := queryAll(ctx, s, sqlAnalyticsRetention, []any{from, to, nullIfEmpty(queue), limit},
+// limit entries), and its totals per kind; queue "" means every queue, only (when not nil)
+// keeps the runs of those queues.
+func (s *Store) RetentionHistory(ctx context.Context, from, to time.Time, queue string, limit int, only []string) ([]mq.RetentionRun, []mq.RetentionTotal, error) {
+	runs, err := queryAll(ctx, s, sqlAnalyticsRetention, []any{from, to, nullIfEmpty(queue), limit, only},
 		func(r rowScanner, h *mq.RetentionRun) error {
 			return r.Scan(&h.RunID, &h.At, &h.Queue, &h.Partition, &h.Kind, &h.Removed, &h.Unconsumed, &h.DeadLettered)
 		})
@@ -108,7 +151,7 @@ func wrap(what string, err error) error {
 // windowArgs are the leading parameters of the analytics statements: the window, then each
 // filter (NULL when empty).
 func windowArgs(w mq.Window, filters ...string) []any {
-	out := []any{w.From, w.To, w.BucketMinutes}
+	out := []any{w.SeriesFrom(), w.To, w.BucketMinutes}
 	for _, f := range filters {
 		out = append(out, nullIfEmpty(f))
 	}

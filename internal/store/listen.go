@@ -39,6 +39,7 @@ func (s *Store) Listen(ctx context.Context, log *slog.Logger, l Listeners) {
 	failing := false // logged once per outage, not once per reconnect attempt
 	for ctx.Err() == nil {
 		err := s.listenOnce(ctx, func() {
+			s.setListening(true)
 			backoff = 100 * time.Millisecond
 			if failing {
 				log.Info("notification listener reconnected")
@@ -49,6 +50,7 @@ func (s *Store) Listen(ctx context.Context, log *slog.Logger, l Listeners) {
 			}
 			first = false
 		}, l)
+		s.setListening(false)
 		if ctx.Err() != nil {
 			return
 		}

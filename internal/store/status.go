@@ -27,7 +27,7 @@ func (s *Store) StatusOverview(ctx context.Context, f mq.QueueFilter, from, to t
 			return r.Scan(&c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter, &o.DLQPartitions,
 				&o.ActiveLeases, &o.LeasedPartitions, &o.LeasedMessages, &o.StatsAt)
 		}},
-		batchQuery{sqlStatusQueueList, fa, func(r rowScanner) error {
+		batchQuery{sqlStatusQueueList, append(append([]any{}, fa...), from, to), func(r rowScanner) error {
 			var q mq.QueueRef
 			err := r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.Partitions, &q.Consumed)
 			o.Queues = append(o.Queues, q)
@@ -74,12 +74,14 @@ func (s *Store) StatusQueues(ctx context.Context, namespace, task string, limit,
 }
 
 var (
-	sqlStatusQueue      = query("status_queue")
-	sqlStatusPartitions = query("status_queue_partitions")
+	sqlStatusQueue          = query("status_queue")
+	sqlStatusPartitions     = query("status_queue_partitions")
+	sqlStatusPartitionCount = query("status_queue_partition_count")
 )
 
-// StatusQueue reads one queue by name; found is false when there is no such queue.
-func (s *Store) StatusQueue(ctx context.Context, name string) (q mq.QueueStatus, found bool, err error) {
+// StatusQueue reads one queue by name with one page of its partitions (by name) and how many
+// it has; found is false when there is no such queue.
+func (s *Store) StatusQueue(ctx context.Context, name string, pg mq.Page) (q mq.QueueStatus, found bool, err error) {
 	err = s.queryBatch(ctx,
 		batchQuery{sqlStatusQueue, []any{name}, func(r rowScanner) error {
 			found = true
@@ -88,7 +90,8 @@ func (s *Store) StatusQueue(ctx context.Context, name string) (q mq.QueueStatus,
 				&q.RetryLimit, &q.RetryDelay, &q.TTL, &q.MaxSize, &q.DeadLetterQueue, &t.Total, &t.Unconsumed,
 				&t.Processing, &t.DeadLetter)
 		}},
-		batchQuery{sqlStatusPartitions, []any{name}, func(r rowScanner) error {
+		batchQuery{sqlStatusPartitionCount, []any{name}, scanInto(&q.PartitionCount)},
+		batchQuery{sqlStatusPartitions, []any{name, pg.Limit, pg.Offset}, func(r rowScanner) error {
 			var p mq.PartitionStatus
 			c := &p.Counters
 			err := r.Scan(&p.ID, &p.Name, &p.CreatedAt, &c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter,

@@ -47,6 +47,8 @@ type Store struct {
 	clock                       func() time.Time // nil: the database clock decides
 	// partitions caches partition ids by name for pushes (see partitionCache).
 	partitions partitionCache
+	// health remembers database outcomes for the admin health route (see dbHealth).
+	health dbHealth
 }
 
 // Open creates the pool. It does not wait for the database to be reachable: routes answer
@@ -170,6 +172,7 @@ func (s *Store) withConn(ctx context.Context, fn func(context.Context, *pgxpool.
 		cancel()
 	}
 	s.outage.observe(ctx, err)
+	s.observe(err) // for GET /api/v1/system/health
 	return err
 }
 

@@ -5,6 +5,7 @@ package testserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -58,6 +59,13 @@ type Options struct {
 	DBConnectionTimeout, DBRequestTimeout time.Duration
 }
 
+// PoolSize is a test server's DB_POOL_SIZE. It is small on purpose: a test package runs
+// -parallel (GOMAXPROCS) servers at once and `make test` two packages at once, on a PostgreSQL
+// that others share, and every server also holds one LISTEN connection; the suite's total is
+// budgeted in package pgtest (pgtest.Budget). Tests that need more concurrency than this
+// queue for a connection within DB_CONNECTION_TIMEOUT, as production requests do.
+const PoolSize = 5
+
 // Migrate applies the schema to dsn once, for TestMain.
 func Migrate(ctx context.Context, dsn, schema string) error {
 	st, err := store.Open(ctx, store.Options{DSN: dsn, Schema: schema, MaxConns: 2})
@@ -65,7 +73,12 @@ func Migrate(ctx context.Context, dsn, schema string) error {
 		return err
 	}
 	defer st.Close()
-	return st.Migrate(ctx)
+	if err := st.Migrate(ctx); pgtest.TooManyClients(err) {
+		return fmt.Errorf("%w\n%s", err, pgtest.BudgetMessage(err))
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // Start runs a broker over dsn until the test ends. The schema must exist (Migrate).
@@ -87,13 +100,23 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 	a, err := app.New(context.Background(), Config(dsn, o), opts...)
 	if err != nil {
 		ln.Close()
+		pgtest.CheckConn(t, err)
 		t.Fatalf("build broker: %v", err)
 	}
 	if err := a.Start(context.Background()); err != nil {
 		a.Stop()
+		pgtest.CheckConn(t, err)
 		t.Fatalf("start broker: %v", err)
 	}
 	t.Cleanup(a.Stop)
+	// A broker that met a full server answers 503, which a test reports as whatever it was
+	// checking; say what happened (registered after Stop, so it runs before it). Only the
+	// methods every testing.TB stand-in has are used (Errorf, not Failed).
+	t.Cleanup(func() {
+		if e := a.Store().DatabaseDetail().LastError; pgtest.TooManyClientsText(e) {
+			t.Errorf("%s", pgtest.BudgetMessage(errors.New(e)))
+		}
+	})
 	s.App, s.URL, s.Store, s.Broker, s.Metrics, s.Jobs = a, a.URL(), a.Store(), a.Broker(), a.Metrics(), a.Jobs()
 	return s
 }
@@ -102,7 +125,7 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 // gives an empty environment), with what tests need instead. Reading no environment keeps a
 // developer's variables out of the tests.
 //
-//   - WorkerID "test", log level warn, and a pool of 20 (many servers share one PostgreSQL);
+//   - WorkerID "test", log level warn, and a pool of PoolSize (many servers share one PostgreSQL);
 //   - database deadlines of 15 s (connection) and 60 s (request) instead of 2 s and 10 s;
 //   - no job schedule unless o.Maintenance gives one: tests run jobs with RunOnce;
 //   - o's poll intervals as given, even above the 1 s ceiling Load applies: slow fallbacks
@@ -112,7 +135,7 @@ func Config(dsn string, o Options) config.Config {
 	if err != nil {
 		panic(fmt.Sprintf("the default configuration does not load: %v", err)) // a bug, not a test failure
 	}
-	cfg.DatabaseURL, cfg.WorkerID, cfg.LogLevel, cfg.DBPoolSize = dsn, "test", "warn", 20
+	cfg.DatabaseURL, cfg.WorkerID, cfg.LogLevel, cfg.DBPoolSize = dsn, "test", "warn", PoolSize
 	// Generous database deadlines: a test suite shares two cores and one PostgreSQL with other
 	// packages, and a fresh session compiles the PL/pgSQL functions on its first call, so the
 	// production 2 s / 10 s would turn load into 503s in tests about something else. The

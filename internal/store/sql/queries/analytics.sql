@@ -20,7 +20,8 @@ WHERE w.minute >= date_bin($3::integer * interval '1 minute', $1::timestamptz, t
 GROUP BY 1, 2, 3
 ORDER BY 3, 2, 1
 
--- Per queue and bucket, summed over instances. $4 queue.
+-- Per queue and bucket, summed over instances. $4 queue, $5 the queues to answer (NULL: all;
+-- the busiest ones of analytics_top_traffic, docs/api/admin-api.md §6).
 -- name: analytics_queues
 SELECT date_bin($3::integer * interval '1 minute', m.minute, timestamptz '2000-01-01') AS b, m.queue,
        sum(m.push_requests)::bigint, sum(m.push_messages)::bigint, sum(m.pop_requests)::bigint,
@@ -30,21 +31,76 @@ SELECT date_bin($3::integer * interval '1 minute', m.minute, timestamptz '2000-0
        coalesce(sum(m.lag_ms_sum) / nullif(sum(m.lag_count), 0), 0)::float8, max(m.lag_ms_max)
 FROM metrics_queue_minute m
 WHERE m.minute >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
-  AND m.minute <= $2 AND ($4::text IS NULL OR m.queue = $4)
+  AND m.minute <= $2 AND ($4::text IS NULL OR m.queue = $4) AND ($5::text[] IS NULL OR m.queue = ANY($5))
 GROUP BY 1, 2
 ORDER BY 2, 1
 
--- Parked long-poll pops per queue, instance and bucket (the largest sample). $4 queue.
+-- The queues left out of analytics_queues summed per bucket: queue-ops' "other" series. $4 the
+-- queues answered on their own.
+-- name: analytics_queues_other
+SELECT date_bin($3::integer * interval '1 minute', m.minute, timestamptz '2000-01-01') AS b,
+       sum(m.push_requests)::bigint, sum(m.push_messages)::bigint, sum(m.pop_requests)::bigint,
+       sum(m.pop_messages)::bigint, sum(m.pop_empty)::bigint, sum(m.ack_requests)::bigint,
+       sum(m.ack_messages)::bigint, sum(m.ack_success)::bigint, sum(m.ack_failed)::bigint,
+       sum(m.transactions)::bigint, sum(m.dlq)::bigint,
+       coalesce(sum(m.lag_ms_sum) / nullif(sum(m.lag_count), 0), 0)::float8, max(m.lag_ms_max)
+FROM metrics_queue_minute m
+WHERE m.minute >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
+  AND m.minute <= $2 AND m.queue <> ALL($4::text[])
+GROUP BY 1
+ORDER BY 1
+
+-- The busiest queues of the window, by messages pushed plus popped: at most $4 names, busiest
+-- first, and how many queues had traffic at all (the rest are "omittedQueues"). $5 true: only
+-- queues with parked pops in the window count (queue-parked-replicas).
+-- name: analytics_top_traffic
+WITH t AS (
+    SELECT m.queue, sum(m.push_messages + m.pop_messages) AS n
+    FROM metrics_queue_minute m
+    WHERE m.minute >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
+      AND m.minute <= $2
+    GROUP BY m.queue
+    HAVING NOT $5::boolean OR max(m.parked) > 0
+)
+SELECT coalesce(array(SELECT t.queue FROM t ORDER BY t.n DESC, t.queue LIMIT $4), '{}'::text[]),
+       (SELECT count(*) FROM t)
+
+-- The queues with the largest lag of the window (pop lag from the metrics, consumer time lag
+-- from the stats history, in seconds), at most $4, and how many queues had either.
+-- name: analytics_top_lag
+WITH l AS (
+    SELECT m.queue, max(m.lag_ms_max) / 1000.0 AS lag
+    FROM metrics_queue_minute m
+    WHERE m.minute >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
+      AND m.minute <= $2
+    GROUP BY m.queue
+    UNION ALL
+    SELECT h.queue_name, max(h.time_lag_max)::float8
+    FROM stats_history h
+    WHERE h.scope = 'queue'
+      AND h.bucket >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
+      AND h.bucket <= $2
+    GROUP BY h.queue_name
+), t AS (
+    SELECT l.queue, max(coalesce(l.lag, 0)) AS n FROM l GROUP BY l.queue
+)
+SELECT coalesce(array(SELECT t.queue FROM t ORDER BY t.n DESC, t.queue LIMIT $4), '{}'::text[]),
+       (SELECT count(*) FROM t)
+
+-- Parked long-poll pops per queue, instance and bucket (the largest sample). $4 queue, $5 the
+-- queues to answer (NULL: all).
 -- name: analytics_parked
 SELECT date_bin($3::integer * interval '1 minute', m.minute, timestamptz '2000-01-01') AS b, m.queue,
        m.worker_id, max(m.parked)
 FROM metrics_queue_minute m
 WHERE m.minute >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
-  AND m.minute <= $2 AND ($4::text IS NULL OR m.queue = $4) AND m.parked > 0
+  AND m.minute <= $2 AND ($4::text IS NULL OR m.queue = $4) AND ($5::text[] IS NULL OR m.queue = ANY($5))
+  AND m.parked > 0
 GROUP BY 1, 2, 3
 ORDER BY 2, 3, 1
 
--- Consumer lag and depth per queue and bucket, from the stats history. $4 queue.
+-- Consumer lag and depth per queue and bucket, from the stats history. $4 queue, $5 the queues
+-- to answer (NULL: all).
 -- name: analytics_queue_depth
 SELECT date_bin($3::integer * interval '1 minute', h.bucket, timestamptz '2000-01-01') AS b, h.queue_name,
        max(h.time_lag_max), avg(h.pending)::float8, avg(h.processing)::float8
@@ -52,17 +108,32 @@ FROM stats_history h
 WHERE h.scope = 'queue'
   AND h.bucket >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
   AND h.bucket <= $2 AND ($4::text IS NULL OR h.queue_name = $4)
+  AND ($5::text[] IS NULL OR h.queue_name = ANY($5))
 GROUP BY 1, 2
 ORDER BY 2, 1
 
--- Retention and eviction runs between $1 and $2, newest first. $3 queue, $4 limit.
+-- Retention and eviction runs between $1 and $2, newest first. $3 queue, $4 limit, $5 the queues
+-- to answer (NULL: all).
 -- name: analytics_retention
 SELECT h.run_id::text, h.run_at, h.queue_name, h.partition_name, h.kind, h.removed, h.unconsumed,
        h.dead_lettered
 FROM retention_history h
 WHERE h.run_at >= $1 AND h.run_at <= $2 AND ($3::text IS NULL OR h.queue_name = $3)
+  AND ($5::text[] IS NULL OR h.queue_name = ANY($5))
 ORDER BY h.run_at DESC, h.queue_name, h.partition_name, h.kind
 LIMIT $4
+
+-- The queues that lost the most messages to retention and eviction between $1 and $2, at most
+-- $3, and how many queues lost any.
+-- name: analytics_top_removed
+WITH t AS (
+    SELECT h.queue_name AS queue, sum(h.removed) AS n
+    FROM retention_history h
+    WHERE h.run_at >= $1 AND h.run_at <= $2
+    GROUP BY h.queue_name
+)
+SELECT coalesce(array(SELECT t.queue FROM t ORDER BY t.n DESC, t.queue LIMIT $3), '{}'::text[]),
+       (SELECT count(*) FROM t)
 
 -- The same, summed per kind over the whole window.
 -- name: analytics_retention_totals

@@ -14,14 +14,21 @@ FROM queues q JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
 WHERE ($1::text IS NULL OR q.name = $1) AND ($2::text IS NULL OR q.namespace = $2)
   AND ($3::text IS NULL OR q.task = $3)
 
--- The queues matching the filters with their partitions and consumed totals.
+-- The queues matching the filters with their partitions and consumed totals: at most 100, those
+-- with the most messages consumed (acked) from $4 to $5 first (docs/api/admin-api.md §5.1), so the
+-- answer stays bounded at 10,000 queues; the full list is GET /api/v1/status/queues.
 -- name: status_queue_list
 SELECT q.id::text, q.name, q.namespace, q.task,
        (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id), coalesce(s.messages_consumed, 0)
 FROM queues q LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
+LEFT JOIN (SELECT m.queue, sum(m.ack_success) AS n
+           FROM metrics_queue_minute m
+           WHERE m.minute >= date_trunc('minute', $4::timestamptz) AND m.minute <= $5
+           GROUP BY m.queue) c ON c.queue = q.name
 WHERE ($1::text IS NULL OR q.name = $1) AND ($2::text IS NULL OR q.namespace = $2)
   AND ($3::text IS NULL OR q.task = $3)
-ORDER BY q.name
+ORDER BY coalesce(c.n, 0) DESC, q.name
+LIMIT 100
 
 -- The most frequent DLQ reasons of the matching queues.
 -- name: status_top_errors
@@ -122,7 +129,8 @@ SELECT q.id::text, q.name, q.namespace, q.task, q.priority, q.created_at, q.leas
 FROM queues q LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
 WHERE q.name = $1
 
--- The partitions of one queue with their counters, by name. $1 queue name.
+-- One page of the partitions of one queue with their counters, by name. $1 queue name,
+-- $2 limit, $3 offset.
 -- name: status_queue_partitions
 SELECT p.id::text, p.name, p.created_at, coalesce(s.total, 0), coalesce(s.pending + s.processing, 0),
        coalesce(s.processing, 0), coalesce(s.dead_letter, 0),
@@ -132,7 +140,12 @@ SELECT p.id::text, p.name, p.created_at, coalesce(s.total, 0), coalesce(s.pendin
 FROM queues q JOIN partitions p ON p.queue_id = q.id
 LEFT JOIN stats s ON s.scope = 'partition' AND s.key = p.id::text
 WHERE q.name = $1
-ORDER BY p.name
+ORDER BY p.name, p.id
+LIMIT $2 OFFSET $3
+
+-- How many partitions one queue has. $1 queue name.
+-- name: status_queue_partition_count
+SELECT count(*) FROM queues q JOIN partitions p ON p.queue_id = q.id WHERE q.name = $1
 
 -- name: queue_exists
 SELECT EXISTS (SELECT 1 FROM queues q WHERE q.name = $1)
