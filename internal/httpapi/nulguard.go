@@ -58,7 +58,7 @@ func (g nulGuard) DeleteMessage(ctx context.Context, partitionID, transactionID 
 
 // ListDLQ implements ReadSide.
 func (g nulGuard) ListDLQ(ctx context.Context, f mq.DLQFilter) ([]mq.DLQEntry, int64, error) {
-	if hasNUL(f.Queue, f.Group, f.Partition) {
+	if hasNUL(f.Queue, f.Group, f.Partition, f.Error) {
 		return nil, 0, nil
 	}
 	return g.ReadSide.ListDLQ(ctx, f)
