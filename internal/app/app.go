@@ -141,6 +141,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	}
 	apiCfg.Metrics, apiCfg.Jobs = a.metrics, a.jobs
 	a.admin = admin.New(a.store, a.broker, a.key, log)
+	a.admin.SetClearLimits(cfg.RetentionBatchSize, cfg.DBStatementTimeout)
 	a.handler = httpapi.New(a.broker, a.admin, apiCfg, log)
 	a.server = &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
 	return a, nil

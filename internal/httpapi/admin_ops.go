@@ -16,6 +16,7 @@ import (
 // registerAdminOps adds the operator routes with their levels (docs/api/README.md §3).
 func (s *Server) registerAdminOps(r *Router) {
 	r.Handle(http.MethodGet, "/api/v1/resources/partitions", LevelReadOnly, s.listPartitions)
+	r.Handle(http.MethodDelete, "/api/v1/queues/:queue/clear", LevelAdmin, s.clearQueue)
 	r.Handle(http.MethodDelete, "/api/v1/dlq/:dlqId", LevelReadWrite, s.deleteDLQEntry)
 	r.Handle(http.MethodPost, "/api/v1/dlq/delete", LevelReadWrite, s.deleteDLQ)
 }
@@ -94,6 +95,37 @@ func (s *Server) listPartitions(w http.ResponseWriter, r *http.Request) {
 		Pagination pageJSON           `json:"pagination"`
 		StatsAge   *int64             `json:"statsAge"`
 	}{out, total, pagination(f.Page), s.statsAge(statsAt)})
+}
+
+// clearQueue serves DELETE /api/v1/queues/:queue/clear.
+func (s *Server) clearQueue(w http.ResponseWriter, r *http.Request) {
+	queue := PathParam(r, "queue")
+	partition, hasPartition := queryString(r.URL.Query(), "partition")
+	res, queueFound, partitionFound, err := s.read.ClearQueue(r.Context(), queue, partition)
+	switch {
+	case err != nil:
+		s.fail(w, r, err)
+		return
+	case !queueFound:
+		writeError(w, http.StatusNotFound, "Queue not found")
+		return
+	case !partitionFound:
+		writeError(w, http.StatusNotFound, "Partition not found")
+		return
+	}
+	var echo *string
+	if hasPartition && partition != "" { // an empty value names no partition: the whole queue
+		echo = &partition
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Cleared           bool    `json:"cleared"`
+		Queue             string  `json:"queue"`
+		Partition         *string `json:"partition"`
+		PartitionsCleared int64   `json:"partitionsCleared"`
+		MessagesDeleted   int64   `json:"messagesDeleted"`
+		UnconsumedDeleted int64   `json:"unconsumedDeleted"`
+		Complete          bool    `json:"complete"`
+	}{true, queue, echo, res.PartitionsCleared, res.MessagesDeleted, res.UnconsumedDeleted, res.Complete})
 }
 
 // deleteDLQEntry serves DELETE /api/v1/dlq/:dlqId.

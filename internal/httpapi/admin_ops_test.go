@@ -147,3 +147,45 @@ func opsJSON(t testing.TB, v any) []byte {
 	}
 	return out
 }
+
+func TestAdminClearQueue(t *testing.T) {
+	b := admSetup(t, testserver.Options{FakeClock: true})
+	b.admPushKeys("p1", "a", "b", "c")
+	b.admPushKeys("p2", "d")
+	held := b.admPop("p1", "", 2)
+	b.admDeadLetter(b.queue, "p2", "", "dlq", "kept")
+	path := "/api/v1/queues/" + b.queue + "/clear"
+
+	out := admJSON[obj](b, http.StatusOK, "DELETE", path+"?partition=p1", nil)
+	want := obj{"cleared": true, "queue": b.queue, "partition": "p1", "partitionsCleared": 1, "messagesDeleted": 3,
+		"unconsumedDeleted": 3, "complete": true}
+	if !admSameJSON(opsJSON(t, out), opsJSON(t, want)) {
+		t.Fatalf("clear p1: %v", out)
+	}
+	// The holder's late ack of a removed message.
+	m := held.Messages[0]
+	if r := b.ack(obj{"transactionId": m.TransactionID, "partitionId": m.PartitionID, "leaseId": held.LeaseID}); r.Success ||
+		r.Error == nil || *r.Error != "Message not found" {
+		t.Fatalf("late ack: %+v", r)
+	}
+	out = admJSON[obj](b, http.StatusOK, "DELETE", path, nil)
+	want = obj{"cleared": true, "queue": b.queue, "partition": nil, "partitionsCleared": 2, "messagesDeleted": 1,
+		"unconsumedDeleted": 0, "complete": true}
+	if !admSameJSON(opsJSON(t, out), opsJSON(t, want)) {
+		t.Fatalf("clear queue: %v", out)
+	}
+	if _, total, _ := b.admDLQ(admQuery("queue", b.queue)); total != 1 {
+		t.Fatalf("DLQ entries must stay: %d", total)
+	}
+	// Idempotent; the queue still takes pushes and delivers them.
+	if out := admJSON[obj](b, http.StatusOK, "DELETE", path, nil); admNum(t, out["messagesDeleted"]) != 0 {
+		t.Fatalf("clear again: %v", out)
+	}
+	b.admPushKeys("p1", "e")
+	if got := admKeys(b.admPop("p1", "", 5)); !slices.Equal(got, []string{"e"}) {
+		t.Fatalf("after clear: %v", got)
+	}
+
+	admError(b, "DELETE", "/api/v1/queues/"+b.queue+"-none/clear", nil, http.StatusNotFound, `{"error":"Queue not found"}`)
+	admError(b, "DELETE", path+"?partition=none", nil, http.StatusNotFound, `{"error":"Partition not found"}`)
+}

@@ -64,6 +64,17 @@ func (g nulGuard) ListDLQ(ctx context.Context, f mq.DLQFilter) ([]mq.DLQEntry, i
 	return g.ReadSide.ListDLQ(ctx, f)
 }
 
+// ClearQueue implements ReadSide.
+func (g nulGuard) ClearQueue(ctx context.Context, queue, partition string) (mq.ClearResult, bool, bool, error) {
+	if hasNUL(queue) {
+		return mq.ClearResult{}, false, false, nil
+	}
+	if hasNUL(partition) {
+		return mq.ClearResult{}, true, false, nil
+	}
+	return g.ReadSide.ClearQueue(ctx, queue, partition)
+}
+
 // AddTrace implements ReadSide.
 func (g nulGuard) AddTrace(ctx context.Context, t mq.TraceRecord) (string, bool, error) {
 	if hasNUL(t.PartitionID, t.TransactionID) {

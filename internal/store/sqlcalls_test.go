@@ -30,6 +30,7 @@ var sqlCalls = []struct {
 	{sqlDLQDeleteMatching, dlqDeleteMatchingArgs{}},
 	{sqlPartitionsTotal, partitionsMatchArgs{}},
 	{sqlListPartitions, listPartitionsArgs{}},
+	{sqlClearBatch, clearBatchArgs{}},
 	{sqlAddTrace, addTraceArgs{}},
 	{sqlStatusMessages, statusMessagesArgs{}},
 	{sqlCleanupHistory, cleanupHistoryArgs{}},
