@@ -76,3 +76,14 @@ func uniqueIDs(in []string) (ids, sent []string) {
 	}
 	return ids, sent
 }
+
+// MoveToDLQ dead-letters one stored message for group (every consumer of its partition when
+// empty), leaving every other message where it is (docs/api/concepts.md §9.1). found is false
+// for an unknown message (a partition id that is not a UUID names none).
+func (a *Admin) MoveToDLQ(ctx context.Context, partitionID, transactionID, group, reason string) ([]mq.GroupAction, bool, error) {
+	pid := mq.CanonicalUUID(partitionID)
+	if pid == "" {
+		return nil, false, nil
+	}
+	return a.store.MoveToDLQ(ctx, pid, transactionID, group, reason)
+}

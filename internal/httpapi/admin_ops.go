@@ -17,6 +17,7 @@ import (
 func (s *Server) registerAdminOps(r *Router) {
 	r.Handle(http.MethodGet, "/api/v1/resources/partitions", LevelReadOnly, s.listPartitions)
 	r.Handle(http.MethodDelete, "/api/v1/queues/:queue/clear", LevelAdmin, s.clearQueue)
+	r.Handle(http.MethodPost, "/api/v1/messages/:partitionId/:transactionId/dlq", LevelReadWrite, s.moveToDLQ)
 	r.Handle(http.MethodDelete, "/api/v1/dlq/:dlqId", LevelReadWrite, s.deleteDLQEntry)
 	r.Handle(http.MethodPost, "/api/v1/dlq/delete", LevelReadWrite, s.deleteDLQ)
 }
@@ -126,6 +127,73 @@ func (s *Server) clearQueue(w http.ResponseWriter, r *http.Request) {
 		UnconsumedDeleted int64   `json:"unconsumedDeleted"`
 		Complete          bool    `json:"complete"`
 	}{true, queue, echo, res.PartitionsCleared, res.MessagesDeleted, res.UnconsumedDeleted, res.Complete})
+}
+
+type groupActionJSON struct {
+	ConsumerGroup string `json:"consumerGroup"`
+	Action        string `json:"action"`
+}
+
+type groupSkipJSON struct {
+	ConsumerGroup string `json:"consumerGroup"`
+	Reason        string `json:"reason"`
+}
+
+// moveToDLQ serves POST /api/v1/messages/:partitionId/:transactionId/dlq.
+func (s *Server) moveToDLQ(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ConsumerGroup json.RawMessage `json:"consumerGroup"`
+		Error         json.RawMessage `json:"error"`
+	}
+	if !readOptionalObject(w, r, &body) {
+		return
+	}
+	group, ok := optString(body.ConsumerGroup)
+	if !ok {
+		writeError(w, http.StatusBadRequest, "consumerGroup must be a string")
+		return
+	}
+	if tooLong(group) {
+		writeError(w, http.StatusBadRequest, "consumerGroup exceeds 255 characters")
+		return
+	}
+	reason, _ := asString(body.Error) // a non-string is ignored
+	if reason == "" {
+		reason = mq.DefaultMoveReason
+	}
+	if rs := []rune(reason); len(rs) > mq.MaxMoveReasonChars {
+		reason = string(rs[:mq.MaxMoveReasonChars])
+	}
+	pid, tx := PathParam(r, "partitionId"), PathParam(r, "transactionId")
+	groups, found, err := s.read.MoveToDLQ(r.Context(), pid, tx, group, reason)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, "Message not found")
+		return
+	}
+	out := struct {
+		Success        bool              `json:"success"`
+		PartitionID    string            `json:"partitionId"`
+		TransactionID  string            `json:"transactionId"`
+		ConsumerGroups []groupActionJSON `json:"consumerGroups"`
+		Skipped        []groupSkipJSON   `json:"skipped"`
+		Error          string            `json:"error,omitempty"`
+	}{PartitionID: pid, TransactionID: tx, ConsumerGroups: []groupActionJSON{}, Skipped: []groupSkipJSON{}}
+	for _, g := range groups {
+		if g.Action == mq.ActionSkipped {
+			out.Skipped = append(out.Skipped, groupSkipJSON{g.Group, g.Reason})
+		} else {
+			out.ConsumerGroups = append(out.ConsumerGroups, groupActionJSON{g.Group, g.Action})
+		}
+	}
+	out.Success = len(out.ConsumerGroups) > 0
+	if !out.Success {
+		out.Error = "Message not moved"
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // deleteDLQEntry serves DELETE /api/v1/dlq/:dlqId.

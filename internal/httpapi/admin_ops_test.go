@@ -189,3 +189,44 @@ func TestAdminClearQueue(t *testing.T) {
 	admError(b, "DELETE", "/api/v1/queues/"+b.queue+"-none/clear", nil, http.StatusNotFound, `{"error":"Queue not found"}`)
 	admError(b, "DELETE", path+"?partition=none", nil, http.StatusNotFound, `{"error":"Partition not found"}`)
 }
+
+func TestAdminMoveToDLQ(t *testing.T) {
+	b := admSetup(t, testserver.Options{FakeClock: true})
+	pushed := b.admPushKeys("p", "a", "b", "c")
+	pid := pushed[0].PartitionID
+	path := func(key string) string { return "/api/v1/messages/" + pid + "/" + key + "/dlq" }
+
+	// Empty body: every consumer; the partition has none, so queue mode.
+	out := admJSON[obj](b, http.StatusOK, "POST", path("b"), nil)
+	want := obj{"success": true, "partitionId": pid, "transactionId": "b",
+		"consumerGroups": []obj{{"consumerGroup": "__QUEUE_MODE__", "action": "moved"}}, "skipped": []obj{}}
+	if !admSameJSON(opsJSON(t, out), opsJSON(t, want)) {
+		t.Fatalf("move b: %v", out)
+	}
+	entries, _, _ := b.admDLQ(admQuery("queue", b.queue))
+	if len(entries) != 1 || entries[0]["errorMessage"] != "Moved to DLQ manually" || admNum(t, entries[0]["retryCount"]) != 0 {
+		t.Fatalf("entry %v", entries)
+	}
+	// b is passed over; a and c are delivered in order.
+	if got := admKeys(b.admPop("p", "", 10)); !slices.Equal(got, []string{"a", "c"}) {
+		t.Fatalf("delivered %v", got)
+	}
+	// Leased now: a skip; a named group that is no consumer: a skip too.
+	out = admJSON[obj](b, http.StatusOK, "POST", path("c"), obj{"error": strings.Repeat("é", 5000)})
+	want = obj{"success": false, "partitionId": pid, "transactionId": "c", "consumerGroups": []obj{},
+		"skipped": []obj{{"consumerGroup": "__QUEUE_MODE__", "reason": "Message is leased"}}, "error": "Message not moved"}
+	if !admSameJSON(opsJSON(t, out), opsJSON(t, want)) {
+		t.Fatalf("move leased c: %v", out)
+	}
+	out = admJSON[obj](b, http.StatusOK, "POST", path("a"), obj{"consumerGroup": "stranger", "error": 7})
+	if s := admList(t, out["skipped"]); out["success"] != false || len(s) != 1 || s[0]["reason"] != "Not a consumer of this partition" {
+		t.Fatalf("stranger: %v", out)
+	}
+
+	admError(b, "POST", path("zzz"), nil, http.StatusNotFound, `{"error":"Message not found"}`)
+	admError(b, "POST", "/api/v1/messages/not-a-uuid/a/dlq", nil, http.StatusNotFound, `{"error":"Message not found"}`)
+	admError(b, "POST", path("a"), obj{"consumerGroup": 1}, http.StatusBadRequest, `{"error":"consumerGroup must be a string"}`)
+	admError(b, "POST", path("a"), obj{"consumerGroup": strings.Repeat("g", 256)}, http.StatusBadRequest,
+		`{"error":"consumerGroup exceeds 255 characters"}`)
+	admError(b, "POST", path("a"), []any{}, http.StatusBadRequest, `{"error":"request body must be a JSON object"}`)
+}

@@ -109,6 +109,7 @@ func TestAdminRouteLevels(t *testing.T) {
 		{"DELETE", "/api/v1/dlq/00000000-0000-0000-0000-000000000000", "read-write"},
 		{"POST", "/api/v1/dlq/delete", "read-write"},
 		{"DELETE", "/api/v1/queues/" + b.queue + "/clear", "admin"},
+		{"POST", "/api/v1/messages" + pid + "/dlq", "read-write"},
 		{"POST", "/api/v1/traces", "read-write"},
 		{"GET", "/api/v1/traces" + pid, "read-only"},
 		{"GET", "/api/v1/traces/by-name/n", "read-only"},

@@ -44,6 +44,7 @@ type ReadSide interface {
 	ListPartitions(ctx context.Context, f mq.PartitionFilter) ([]mq.PartitionRow, int64, *time.Time, error)
 	DeleteDLQEntry(ctx context.Context, id string) (existed bool, err error)
 	DeleteDLQ(ctx context.Context, sel mq.DLQSelection) (mq.DLQDeleteResult, error)
+	MoveToDLQ(ctx context.Context, partitionID, transactionID, group, reason string) ([]mq.GroupAction, bool, error)
 	ClearQueue(ctx context.Context, queue, partition string) (res mq.ClearResult, queueFound, partitionFound bool, err error)
 
 	AddTrace(ctx context.Context, t mq.TraceRecord) (id string, found bool, err error)

@@ -64,6 +64,14 @@ func (g nulGuard) ListDLQ(ctx context.Context, f mq.DLQFilter) ([]mq.DLQEntry, i
 	return g.ReadSide.ListDLQ(ctx, f)
 }
 
+// MoveToDLQ implements ReadSide.
+func (g nulGuard) MoveToDLQ(ctx context.Context, partitionID, transactionID, group, reason string) ([]mq.GroupAction, bool, error) {
+	if hasNUL(partitionID, transactionID) {
+		return nil, false, nil
+	}
+	return g.ReadSide.MoveToDLQ(ctx, partitionID, transactionID, group, reason)
+}
+
 // ClearQueue implements ReadSide.
 func (g nulGuard) ClearQueue(ctx context.Context, queue, partition string) (mq.ClearResult, bool, bool, error) {
 	if hasNUL(queue) {

@@ -65,3 +65,19 @@ type ClearResult struct {
 	UnconsumedDeleted int64
 	Complete          bool
 }
+
+// GroupAction is what an operator action on one message did for one consumer group
+// (admin-api.md §2.4, §2.5): Action moved, skipped, …; Reason says why a group was skipped.
+type GroupAction struct {
+	Group, Action, Reason string
+}
+
+// Outcomes of moving a message to the DLQ by request (admin-api.md §2.5).
+const (
+	ActionMoved   = "moved"
+	ActionSkipped = "skipped"
+	// DefaultMoveReason is the DLQ reason when the request names none.
+	DefaultMoveReason = "Moved to DLQ manually"
+	// MaxMoveReasonChars bounds the recorded reason.
+	MaxMoveReasonChars = 4096
+)

@@ -31,6 +31,7 @@ var sqlCalls = []struct {
 	{sqlPartitionsTotal, partitionsMatchArgs{}},
 	{sqlListPartitions, listPartitionsArgs{}},
 	{sqlClearBatch, clearBatchArgs{}},
+	{sqlMoveToDLQ, moveToDLQArgs{}},
 	{sqlAddTrace, addTraceArgs{}},
 	{sqlStatusMessages, statusMessagesArgs{}},
 	{sqlCleanupHistory, cleanupHistoryArgs{}},
