@@ -32,16 +32,12 @@ func (a *Admin) SetClearLimits(batch int, deadline time.Duration) {
 // the deadline has passed, the batch in flight is cancelled (its messages stay) and the result
 // is returned with Complete false; calling again continues.
 func (a *Admin) ClearQueue(ctx context.Context, queue, partition string) (res mq.ClearResult, queueFound, partitionFound bool, err error) {
-	dctx, cancel := ctx, context.CancelFunc(func() {})
-	if a.clear.deadline > 0 {
-		dctx, cancel = context.WithTimeout(ctx, a.clear.deadline)
-	}
-	defer cancel()
+	end := time.Now().Add(a.clear.deadline)
 	batch := a.clear.batch
 	if batch <= 0 {
 		batch = defaultClearBatch
 	}
-	targets, queueFound, partitionFound, err := a.store.ClearTargets(dctx, queue, partition)
+	targets, queueFound, partitionFound, err := a.store.ClearTargets(ctx, queue, partition)
 	if err != nil || !partitionFound {
 		return res, queueFound, partitionFound, err
 	}
@@ -55,10 +51,18 @@ func (a *Admin) ClearQueue(ctx context.Context, queue, partition string) (res mq
 	}()
 	for _, t := range targets {
 		for done := false; !done; {
+			// The server bounds each batch by the time left (see store.ClearBatch), so the
+			// batch in flight at the deadline rolls back there and then.
+			var left time.Duration
+			if a.clear.deadline > 0 {
+				if left = time.Until(end); left <= 0 {
+					return res, true, true, nil
+				}
+			}
 			var removed, unconsumed int64
-			removed, unconsumed, done, err = a.store.ClearBatch(dctx, run, t, batch)
+			removed, unconsumed, done, err = a.store.ClearBatch(ctx, run, t, batch, left)
 			if err != nil {
-				if dctx.Err() != nil && ctx.Err() == nil {
+				if a.clear.deadline > 0 && time.Until(end) <= 0 && ctx.Err() == nil {
 					return res, true, true, nil // the deadline passed: report the committed batches
 				}
 				return res, true, true, err

@@ -3,6 +3,11 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Queue clear (docs/api/admin-api.md §1.2): the targets are read once, then each partition is
@@ -51,10 +56,24 @@ type clearBatchArgs struct {
 func (a clearBatchArgs) args() []any { return []any{a.Run, a.Pid, a.Upto, a.Limit, a.Now} }
 
 // ClearBatch removes up to limit messages of target and records them under run in the
-// retention history; done is true once nothing of the target is left.
-func (s *Store) ClearBatch(ctx context.Context, run string, t ClearTarget, limit int) (removed, unconsumed int64, done bool, err error) {
+// retention history; done is true once nothing of the target is left. A timeout above zero
+// bounds the batch on the server (statement_timeout of its transaction): cancelling only the
+// context would drop the connection while the backend, still queued behind a lock, went on
+// to run the batch and hold the partition after the caller gave up.
+func (s *Store) ClearBatch(ctx context.Context, run string, t ClearTarget, limit int, timeout time.Duration) (removed, unconsumed int64, done bool, err error) {
 	args := clearBatchArgs{Run: run, Pid: t.PartitionID, Upto: t.Upto, Limit: limit, Now: s.nowArg()}
-	if _, err = s.queryOne(ctx, sqlClearBatch, args.args(), &removed, &unconsumed, &done); err != nil {
+	err = s.withConn(ctx, func(c *pgxpool.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			if timeout > 0 {
+				ms := strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
+				if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", ms); err != nil {
+					return err
+				}
+			}
+			return tx.QueryRow(ctx, sqlClearBatch, args.args()...).Scan(&removed, &unconsumed, &done)
+		})
+	})
+	if err != nil {
 		return 0, 0, false, fmt.Errorf("clear batch: %w", err)
 	}
 	return removed, unconsumed, done, nil

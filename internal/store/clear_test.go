@@ -21,7 +21,7 @@ func (b *testBundle) clearAll(queue, partition string, limit int) (removed, unco
 	for _, t := range targets {
 		for done := false; !done; {
 			var r, u int64
-			r, u, done, err = b.s.ClearBatch(b.ctx, run, t, limit)
+			r, u, done, err = b.s.ClearBatch(b.ctx, run, t, limit, 0)
 			if err != nil {
 				b.t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestClearOnePartitionKeepsLaterMessages(t *testing.T) {
 	}
 	b.pushKeys("p1", "later") // written after the call started
 	b.clock.Advance(time.Second)
-	if _, _, done, err := b.s.ClearBatch(b.ctx, "00000000-0000-7000-8000-0000000000c2", targets[0], 10); err != nil || !done {
+	if _, _, done, err := b.s.ClearBatch(b.ctx, "00000000-0000-7000-8000-0000000000c2", targets[0], 10, time.Minute); err != nil || !done {
 		t.Fatalf("batch: %v %v", done, err)
 	}
 	if keys := b.storedKeys(b.queue); !slices.Equal(keys, []string{"later", "c"}) {
