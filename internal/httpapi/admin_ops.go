@@ -148,13 +148,13 @@ func (s *Server) moveToDLQ(w http.ResponseWriter, r *http.Request) {
 	if !readOptionalObject(w, r, &body) {
 		return
 	}
+	if msg := optName(body.ConsumerGroup, "consumerGroup", "consumerGroup"); msg != "" {
+		writeError(w, http.StatusBadRequest, msg) // U+0000 or over 255 characters (README §2.9)
+		return
+	}
 	group, ok := optString(body.ConsumerGroup)
 	if !ok {
 		writeError(w, http.StatusBadRequest, "consumerGroup must be a string")
-		return
-	}
-	if tooLong(group) {
-		writeError(w, http.StatusBadRequest, "consumerGroup exceeds 255 characters")
 		return
 	}
 	reason, _ := asString(body.Error) // a non-string is ignored

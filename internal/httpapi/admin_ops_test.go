@@ -228,5 +228,7 @@ func TestAdminMoveToDLQ(t *testing.T) {
 	admError(b, "POST", path("a"), obj{"consumerGroup": 1}, http.StatusBadRequest, `{"error":"consumerGroup must be a string"}`)
 	admError(b, "POST", path("a"), obj{"consumerGroup": strings.Repeat("g", 256)}, http.StatusBadRequest,
 		`{"error":"consumerGroup exceeds 255 characters"}`)
+	admError(b, "POST", path("a"), obj{"consumerGroup": "g\x00"}, http.StatusBadRequest,
+		`{"error":"consumerGroup must not contain U+0000"}`)
 	admError(b, "POST", path("a"), []any{}, http.StatusBadRequest, `{"error":"request body must be a JSON object"}`)
 }
