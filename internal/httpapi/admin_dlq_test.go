@@ -96,7 +96,7 @@ func TestAdminDLQList(t *testing.T) {
 	}{
 		{admQuery("consumerGroup", group), []string{"e2"}, 1},
 		{admQuery("error", "e3"), []string{"e3"}, 1},
-		{admQuery("error", "E3"), []string{}, 0}, // exact
+		{admQuery("error", "E3"), []string{}, 0},                   // exact
 		{admQuery("partition", pa), []string{"e4", "e2", "e1"}, 3}, // in any queue
 		{admQuery("partition", pa, "queue", b.queue), []string{"e2", "e1"}, 2},
 		{admQuery("queue", b.queue, "consumerGroup", "__QUEUE_MODE__", "partition", pb), []string{"e3"}, 1},

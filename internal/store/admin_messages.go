@@ -101,7 +101,9 @@ type dlqMatchArgs struct {
 	From, To                       *time.Time
 }
 
-func (a dlqMatchArgs) args() []any { return []any{a.Queue, a.Group, a.Partition, a.Error, a.From, a.To} }
+func (a dlqMatchArgs) args() []any {
+	return []any{a.Queue, a.Group, a.Partition, a.Error, a.From, a.To}
+}
 
 // dlqMatch binds a DLQ filter's selection.
 func dlqMatch(f mq.DLQFilter) dlqMatchArgs {
