@@ -26,6 +26,7 @@ type Admin struct {
 	data  DataPath
 	key   *encryption.Key // QUEEN_ENCRYPTION_KEY, nil when none: payloads are shown as stored
 	log   *slog.Logger
+	clear clearLimits // queue clear's batch size and deadline (SetClearLimits)
 }
 
 // New returns the read side over st. key decrypts payloads it shows; data is told of writes.

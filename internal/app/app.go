@@ -146,6 +146,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	apiCfg.Metrics, apiCfg.Jobs, apiCfg.Maintenance = a.metrics, a.jobs, a.broker
 	apiCfg.Database = diagnostics{a.store, o.embeddedDir}
 	a.admin = admin.New(a.store, a.broker, a.key, log)
+	a.admin.SetClearLimits(cfg.RetentionBatchSize, cfg.DBStatementTimeout)
 	a.handler = withDeadlines(a.store, httpapi.New(a.broker, a.admin, apiCfg, log))
 	a.server = newHTTPServer(a.handler, cfg)
 	return a, nil

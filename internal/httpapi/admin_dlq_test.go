@@ -18,7 +18,7 @@ func (b *bundle) admDLQ(query string) ([]obj, int64, obj) {
 	out := admShape(b.t, admGet(b, "/api/v1/dlq"+query), "messages", "total", "pagination")
 	entries := admList(b.t, out["messages"])
 	for _, e := range entries {
-		admShape(b.t, e, "id", "transactionId", "partitionId", "queue", "partition", "consumerGroup", "errorMessage",
+		admShape(b.t, e, "dlqId", "id", "messageStored", "transactionId", "partitionId", "queue", "partition", "consumerGroup", "errorMessage",
 			"retryCount", "data", "traceId", "producerSub", "createdAt", "failedAt")
 	}
 	return entries, admNum(b.t, out["total"]), admShape(b.t, out["pagination"], "limit", "offset")
@@ -81,6 +81,9 @@ func TestAdminDLQList(t *testing.T) {
 		!f.Equal(base.Add(2*time.Second).Truncate(time.Millisecond)) {
 		t.Fatalf("createdAt %v failedAt %v: want the message's creation and the move", c, f)
 	}
+	if id, _ := e2["dlqId"].(string); len(id) != 36 || id == e2["id"] || e2["messageStored"] != true {
+		t.Fatalf("entry id and messageStored: %v", e2)
+	}
 	if entries[0]["consumerGroup"] != "__QUEUE_MODE__" {
 		t.Fatalf("queue-mode entry %v", entries[0])
 	}
@@ -92,6 +95,8 @@ func TestAdminDLQList(t *testing.T) {
 		total int64
 	}{
 		{admQuery("consumerGroup", group), []string{"e2"}, 1},
+		{admQuery("error", "e3"), []string{"e3"}, 1},
+		{admQuery("error", "E3"), []string{}, 0},                   // exact
 		{admQuery("partition", pa), []string{"e4", "e2", "e1"}, 3}, // in any queue
 		{admQuery("partition", pa, "queue", b.queue), []string{"e2", "e1"}, 2},
 		{admQuery("queue", b.queue, "consumerGroup", "__QUEUE_MODE__", "partition", pb), []string{"e3"}, 1},

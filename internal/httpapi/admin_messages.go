@@ -189,6 +189,7 @@ func (s *Server) deleteMessage(w http.ResponseWriter, r *http.Request) {
 }
 
 type dlqEntryJSON struct {
+	DLQID         string          `json:"dlqId"`
 	ID            string          `json:"id"`
 	TransactionID string          `json:"transactionId"`
 	PartitionID   string          `json:"partitionId"`
@@ -202,6 +203,7 @@ type dlqEntryJSON struct {
 	ProducerSub   *string         `json:"producerSub"`
 	CreatedAt     msTime          `json:"createdAt"`
 	FailedAt      msTime          `json:"failedAt"`
+	MessageStored bool            `json:"messageStored"`
 }
 
 func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request) {
@@ -212,17 +214,17 @@ func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := mq.DLQFilter{Queue: queryFilter(q, "queue"), Group: queryFilter(q, "consumerGroup"),
-		Partition: queryFilter(q, "partition"), From: from, To: to, Page: listPage(q, defaultDLQLimit)}
+		Partition: queryFilter(q, "partition"), Error: queryFilter(q, "error"), From: from, To: to, Page: listPage(q, defaultDLQLimit)}
 	entries, total, err := s.read.ListDLQ(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	out := mapRows(entries, func(e mq.DLQEntry) dlqEntryJSON {
-		return dlqEntryJSON{ID: e.MessageID, TransactionID: e.TransactionID, PartitionID: e.PartitionID,
+		return dlqEntryJSON{DLQID: e.DLQID, ID: e.MessageID, TransactionID: e.TransactionID, PartitionID: e.PartitionID,
 			Queue: e.Queue, Partition: e.Partition, ConsumerGroup: e.Group, ErrorMessage: e.ErrorMessage,
 			RetryCount: e.RetryCount, Data: e.Payload, TraceID: e.TraceID, ProducerSub: e.ProducerSub,
-			CreatedAt: msTime(e.CreatedAt), FailedAt: msTime(e.FailedAt)}
+			CreatedAt: msTime(e.CreatedAt), FailedAt: msTime(e.FailedAt), MessageStored: e.MessageStored}
 	})
 	writeJSON(w, http.StatusOK, struct {
 		Messages   []dlqEntryJSON `json:"messages"`

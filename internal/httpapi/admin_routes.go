@@ -37,6 +37,7 @@ func (s *Server) registerAdmin(r *Router) {
 	r.Handle(http.MethodPost, group+"/subscription", LevelReadWrite, s.updateSubscription)
 	r.Handle(http.MethodPost, group+"/queues/:queue/seek", LevelReadWrite, s.seekQueue)
 	r.Handle(http.MethodPost, group+"/queues/:queue/partitions/:partition/seek", LevelReadWrite, s.seekPartition)
+	s.registerAdminOps(r)
 }
 
 // maxListLimit caps every listing's page (docs/api/admin-api.md "Listing parameters").

@@ -42,6 +42,13 @@ type ReadSide interface {
 	DeleteMessage(ctx context.Context, partitionID, transactionID string) (bool, error)
 	ListDLQ(ctx context.Context, f mq.DLQFilter) ([]mq.DLQEntry, int64, error)
 
+	// Operator routes (admin_ops.go).
+	ListPartitions(ctx context.Context, f mq.PartitionFilter) ([]mq.PartitionRow, int64, *time.Time, error)
+	DeleteDLQEntry(ctx context.Context, id string) (existed bool, err error)
+	DeleteDLQ(ctx context.Context, sel mq.DLQSelection) (mq.DLQDeleteResult, error)
+	MoveToDLQ(ctx context.Context, partitionID, transactionID, group, reason string) ([]mq.GroupAction, bool, error)
+	ClearQueue(ctx context.Context, queue, partition string) (res mq.ClearResult, queueFound, partitionFound bool, err error)
+
 	AddTrace(ctx context.Context, t mq.TraceRecord) (id string, found bool, err error)
 	MessageTraces(ctx context.Context, partitionID, transactionID string) ([]mq.Trace, error)
 	TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.NamedTrace, int64, error)

@@ -58,10 +58,29 @@ func (g nulGuard) DeleteMessage(ctx context.Context, partitionID, transactionID 
 
 // ListDLQ implements ReadSide.
 func (g nulGuard) ListDLQ(ctx context.Context, f mq.DLQFilter) ([]mq.DLQEntry, int64, error) {
-	if hasNUL(f.Queue, f.Group, f.Partition) {
+	if hasNUL(f.Queue, f.Group, f.Partition, f.Error) {
 		return nil, 0, nil
 	}
 	return g.ReadSide.ListDLQ(ctx, f)
+}
+
+// MoveToDLQ implements ReadSide.
+func (g nulGuard) MoveToDLQ(ctx context.Context, partitionID, transactionID, group, reason string) ([]mq.GroupAction, bool, error) {
+	if hasNUL(partitionID, transactionID) {
+		return nil, false, nil
+	}
+	return g.ReadSide.MoveToDLQ(ctx, partitionID, transactionID, group, reason)
+}
+
+// ClearQueue implements ReadSide.
+func (g nulGuard) ClearQueue(ctx context.Context, queue, partition string) (mq.ClearResult, bool, bool, error) {
+	if hasNUL(queue) {
+		return mq.ClearResult{}, false, false, nil
+	}
+	if hasNUL(partition) {
+		return mq.ClearResult{}, true, false, nil
+	}
+	return g.ReadSide.ClearQueue(ctx, queue, partition)
 }
 
 // AddTrace implements ReadSide.

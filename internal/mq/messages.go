@@ -57,12 +57,14 @@ type MessageConsumer struct {
 // DLQFilter selects DLQ entries (docs/api/admin-api.md §3). Empty strings and nil times match anything.
 type DLQFilter struct {
 	Queue, Group, Partition string
+	Error                   string // exact reason
 	From, To                *time.Time
 	Page                    Page
 }
 
 // DLQEntry is one dead-lettered copy of a message.
 type DLQEntry struct {
+	DLQID                                 string // the entry's own id
 	MessageID, TransactionID, PartitionID string
 	Queue, Partition, Group               string
 	ErrorMessage                          string
@@ -71,4 +73,5 @@ type DLQEntry struct {
 	Encrypted                             bool
 	TraceID, ProducerSub                  *string
 	CreatedAt, FailedAt                   time.Time
+	MessageStored                         bool // the message still exists
 }

@@ -89,19 +89,27 @@ func jsonText(s *string) []byte {
 
 const (
 	sqlDLQCount = `SELECT count(*)
-		FROM qg_dlq_matching(p_queue => $1, p_group => $2, p_partition => $3, p_from => $4, p_to => $5)`
-	sqlListDLQ = `SELECT * FROM qg_list_dlq(p_queue => $1, p_group => $2, p_partition => $3, p_from => $4, p_to => $5,
-		p_limit => $6, p_offset => $7)`
+		FROM qg_dlq_matching(p_queue => $1, p_group => $2, p_partition => $3, p_error => $4, p_from => $5, p_to => $6)`
+	sqlListDLQ = `SELECT * FROM qg_list_dlq(p_queue => $1, p_group => $2, p_partition => $3, p_error => $4, p_from => $5,
+		p_to => $6, p_limit => $7, p_offset => $8)`
 )
 
 // dlqMatchArgs are the parameters of qg_dlq_matching, and the first ones of qg_list_dlq (see
 // sqlCall).
 type dlqMatchArgs struct {
-	Queue, Group, Partition any // filters, nil: any
-	From, To                *time.Time
+	Queue, Group, Partition, Error any // filters, nil: any
+	From, To                       *time.Time
 }
 
-func (a dlqMatchArgs) args() []any { return []any{a.Queue, a.Group, a.Partition, a.From, a.To} }
+func (a dlqMatchArgs) args() []any {
+	return []any{a.Queue, a.Group, a.Partition, a.Error, a.From, a.To}
+}
+
+// dlqMatch binds a DLQ filter's selection.
+func dlqMatch(f mq.DLQFilter) dlqMatchArgs {
+	return dlqMatchArgs{Queue: nullIfEmpty(f.Queue), Group: nullIfEmpty(f.Group), Partition: nullIfEmpty(f.Partition),
+		Error: nullIfEmpty(f.Error), From: f.From, To: f.To}
+}
 
 // listDLQArgs are the parameters of qg_list_dlq.
 type listDLQArgs struct {
@@ -113,17 +121,16 @@ func (a listDLQArgs) args() []any { return append(a.dlqMatchArgs.args(), a.Limit
 
 // ListDLQ returns a page of DLQ entries, newest failedAt first, and how many match in all.
 func (s *Store) ListDLQ(ctx context.Context, f mq.DLQFilter) (entries []mq.DLQEntry, total int64, err error) {
-	match := dlqMatchArgs{Queue: nullIfEmpty(f.Queue), Group: nullIfEmpty(f.Group), Partition: nullIfEmpty(f.Partition),
-		From: f.From, To: f.To}
+	match := dlqMatch(f)
 	err = s.queryBatch(ctx,
 		batchQuery{sqlDLQCount, match.args(), scanInto(&total)},
 		batchQuery{sqlListDLQ, listDLQArgs{dlqMatchArgs: match, Limit: f.Page.Limit, Offset: f.Page.Offset}.args(),
 			func(r rowScanner) error {
 				var e mq.DLQEntry
 				var payload *string
-				if err := r.Scan(&e.MessageID, &e.TransactionID, &e.PartitionID, &e.Queue, &e.Partition, &e.Group,
-					&e.ErrorMessage, &e.RetryCount, &payload, &e.Encrypted, &e.TraceID, &e.ProducerSub, &e.CreatedAt,
-					&e.FailedAt); err != nil {
+				if err := r.Scan(&e.DLQID, &e.MessageID, &e.TransactionID, &e.PartitionID, &e.Queue, &e.Partition,
+					&e.Group, &e.ErrorMessage, &e.RetryCount, &payload, &e.Encrypted, &e.TraceID, &e.ProducerSub,
+					&e.CreatedAt, &e.FailedAt, &e.MessageStored); err != nil {
 					return err
 				}
 				e.Payload = jsonText(payload)

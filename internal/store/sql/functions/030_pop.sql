@@ -98,6 +98,36 @@ BEGIN
     END IF;
 END $$;
 
+-- Moves a claimed pair's cursor over the marked messages right after it (they count as
+-- consumed for the group, docs/api/concepts.md §10) and drops the marks the cursor has passed.
+-- The caller holds the consumer row. Returns the cursor. Passing the leading marks keeps every
+-- batch starting at a delivered message, and lets a pair whose remaining messages are all
+-- marked reach its last position and leave the work index.
+CREATE OR REPLACE FUNCTION qg_pass_marks(p_partition_id uuid, p_group text, p_cursor bigint)
+RETURNS bigint LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    v_cursor bigint;
+BEGIN
+    -- The last marked position before the first unmarked message after the cursor (or the
+    -- last mark when every message after it is marked); the walk stops at that message.
+    SELECT max(k.position) INTO v_cursor FROM skip_marks k
+    WHERE k.partition_id = p_partition_id AND k.consumer_group = p_group AND k.position > p_cursor
+      AND k.position < coalesce((SELECT m.position FROM messages m
+                                 WHERE m.partition_id = p_partition_id AND m.position > p_cursor
+                                   AND NOT EXISTS (SELECT 1 FROM skip_marks x WHERE x.partition_id = p_partition_id
+                                                     AND x.consumer_group = p_group AND x.position = m.position)
+                                 ORDER BY m.position LIMIT 1), 9223372036854775807);
+    IF v_cursor IS NOT NULL THEN
+        UPDATE consumers c SET cursor = v_cursor
+        WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
+    END IF;
+    v_cursor := greatest(p_cursor, coalesce(v_cursor, p_cursor));
+    DELETE FROM skip_marks k
+    WHERE k.partition_id = p_partition_id AND k.consumer_group = p_group AND k.position <= v_cursor;
+    RETURN v_cursor;
+END $$;
+
 -- One delivered message of a pop (qg_claim, qg_pop).
 CREATE TYPE qg_popped AS (
     id             uuid,
@@ -129,6 +159,7 @@ DECLARE
     v_n    integer;
     v_last bigint;
     v_next timestamptz;
+    v_marks boolean;
 BEGIN
     IF NOT p_has_row THEN
         -- A group's first claim of a partition gives it its cursor there, placed by its
@@ -166,6 +197,14 @@ BEGIN
     IF v_p.window_buffer > 0 AND v_p.last_message_at > p_now - v_p.window_buffer * interval '1 second' THEN
         RETURN;
     END IF;
+    -- Skip marks (docs/api/concepts.md §9.1): messages moved to the DLQ by request for this group
+    -- are passed over. One probe decides; pairs without marks (nearly all) pay nothing more,
+    -- since the filters below test v_marks first.
+    v_marks := EXISTS (SELECT 1 FROM skip_marks k
+                       WHERE k.partition_id = p_partition_id AND k.consumer_group = p_group);
+    IF v_marks THEN
+        v_c.cursor := qg_pass_marks(p_partition_id, p_group, v_c.cursor);
+    END IF;
 
     -- The visible messages after the cursor, up to the budget, stopping at the first one not
     -- visible yet (§6.1): after a clock step back a later message may look older, and it must
@@ -179,6 +218,8 @@ BEGIN
                    OVER (ORDER BY m.position) AND row_number() OVER (ORDER BY m.position) <= p_budget AS taken
         FROM messages m
         WHERE m.partition_id = p_partition_id AND m.position > v_c.cursor
+          AND (NOT v_marks OR NOT EXISTS (SELECT 1 FROM skip_marks k WHERE k.partition_id = p_partition_id
+                                            AND k.consumer_group = p_group AND k.position = m.position))
         ORDER BY m.position LIMIT p_budget + 1) s;
     IF v_n = 0 THEN
         PERFORM qg_clear_work(p_partition_id, p_group, v_c.cursor); -- nothing visible
@@ -210,6 +251,8 @@ BEGIN
            m.partition_id, v_p.pname, v_p.qname, v_c.retry_count, m.encrypted
     FROM messages m
     WHERE m.partition_id = p_partition_id AND m.position > v_c.cursor AND m.position <= v_last
+      AND (NOT v_marks OR NOT EXISTS (SELECT 1 FROM skip_marks k WHERE k.partition_id = p_partition_id
+                                        AND k.consumer_group = p_group AND k.position = m.position))
     ORDER BY m.position;
 END $$;
 

@@ -1,30 +1,35 @@
 -- DLQ listing (docs/api/admin-api.md §3) and trace records (docs/api/admin-api.md §4). Each paged listing has a
 -- companion count, sent with it in one batch.
 
--- DLQ entries matching every given filter (NULL = any).
+-- DLQ entries matching every given filter (NULL = any). p_error is the exact reason.
 CREATE OR REPLACE FUNCTION qg_dlq_matching(p_queue text, p_group text, p_partition text,
-    p_from timestamptz, p_to timestamptz)
+    p_error text, p_from timestamptz, p_to timestamptz)
 RETURNS SETOF dlq LANGUAGE sql STABLE AS $$
     SELECT d.* FROM dlq d
     WHERE (p_queue IS NULL OR d.queue_id = (SELECT q.id FROM queues q WHERE q.name = p_queue))
       AND (p_group IS NULL OR d.consumer_group = p_group)
       AND (p_partition IS NULL OR d.partition_name = p_partition)
+      AND (p_error IS NULL OR d.error_message = p_error)
       AND (p_from IS NULL OR d.failed_at >= p_from)
       AND (p_to IS NULL OR d.failed_at <= p_to);
 $$;
 
--- A page of the matching DLQ entries, newest failedAt first.
-CREATE OR REPLACE FUNCTION qg_list_dlq(p_queue text, p_group text, p_partition text,
+-- A page of the matching DLQ entries, newest failedAt first (ties by entry id). message_stored
+-- says whether the entry's message still exists (it can then be redelivered and opened).
+CREATE OR REPLACE FUNCTION qg_list_dlq(p_queue text, p_group text, p_partition text, p_error text,
     p_from timestamptz, p_to timestamptz, p_limit integer, p_offset integer)
-RETURNS TABLE (message_id text, transaction_id text, partition_id text, queue_name text,
+RETURNS TABLE (dlq_id text, message_id text, transaction_id text, partition_id text, queue_name text,
                partition_name text, consumer_group text, error_message text, retry_count integer,
                payload text, encrypted boolean, trace_id text, producer_sub text,
-               created_at timestamptz, failed_at timestamptz)
+               created_at timestamptz, failed_at timestamptz, message_stored boolean)
 LANGUAGE sql STABLE AS $$
-    SELECT d.message_id::text, d.transaction_id, d.partition_id::text, d.queue_name, d.partition_name,
+    SELECT d.id::text, d.message_id::text, d.transaction_id, d.partition_id::text, d.queue_name, d.partition_name,
            d.consumer_group, d.error_message, d.retry_count, d.payload::text, d.encrypted, d.trace_id::text,
-           d.producer_sub, d.created_at, d.failed_at
-    FROM qg_dlq_matching(p_queue, p_group, p_partition, p_from, p_to) d
+           d.producer_sub, d.created_at, d.failed_at,
+           EXISTS (SELECT 1 FROM messages m
+                   WHERE m.partition_id = d.partition_id AND m.transaction_id = d.transaction_id
+                     AND m.id = d.message_id)
+    FROM qg_dlq_matching(p_queue, p_group, p_partition, p_error, p_from, p_to) d
     ORDER BY d.failed_at DESC, d.id DESC
     LIMIT p_limit OFFSET p_offset;
 $$;

@@ -135,6 +135,9 @@ RETURNS void LANGUAGE sql AS $$
     ON CONFLICT (partition_id, consumer_group) DO UPDATE
     SET cursor = EXCLUDED.cursor, lease_id = NULL, lease_expires_at = NULL, batch_end = NULL,
         retry_count = 0, retry_not_before = NULL;
+    -- A seek drops the pair's skip marks (docs/api/concepts.md §9.1): messages it moves back over
+    -- are delivered again, the moved ones too.
+    DELETE FROM skip_marks k WHERE k.partition_id = p_pid AND k.consumer_group = p_group;
     SELECT qg_track_work(ARRAY[p_pid], p_group);
 $$;
 

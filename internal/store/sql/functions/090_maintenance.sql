@@ -53,7 +53,7 @@ $$;
 
 -- Removes the given messages and adds them to retention_history under p_run, per partition and
 -- kind, in the same transaction, so no removal goes unrecorded. p_unconsumed counts only for
--- kind retention; p_dead is the number of DLQ entries written for each message. Returns what
+-- kinds retention and clear; p_dead is the number of DLQ entries written for each message. Returns what
 -- it recorded.
 CREATE OR REPLACE FUNCTION qg_record_removals(
     p_run uuid, p_pids uuid[], p_pos bigint[], p_kinds text[], p_unconsumed boolean[],
@@ -66,7 +66,7 @@ BEGIN
     RETURN QUERY
     WITH counts AS (
         SELECT u.pid, u.kind, count(*) AS n,
-               count(*) FILTER (WHERE u.unc AND u.kind = 'retention') AS unc, sum(u.dead)::bigint AS dead
+               count(*) FILTER (WHERE u.unc AND u.kind IN ('retention', 'clear')) AS unc, sum(u.dead)::bigint AS dead
         FROM unnest(p_pids, p_kinds, p_unconsumed, p_dead) AS u (pid, kind, unc, dead)
         GROUP BY u.pid, u.kind
     ), named AS (
