@@ -37,6 +37,7 @@ func productionConfig(t *testing.T, dsn, schema string) config.Config {
 	cfg.DatabaseURL, cfg.DBSchema, cfg.DBPoolSize = dsn, schema, 5
 	cfg.Host, cfg.Port, cfg.PprofAddr = "127.0.0.1", 0, "127.0.0.1:0"
 	cfg.LogLevel = "warn"
+	cfg.FileBufferDir = t.TempDir() // one spool per App: the directory is exclusive
 	return cfg
 }
 

@@ -54,9 +54,11 @@ type Broker struct {
 	pushes  *coalescer
 	signals *signaler
 	popGate *popGate
-	hub     *waiter.Hub
-	cfg     Config
-	log     *slog.Logger
+	// spooling is the file buffer a push goes to when the database is unavailable.
+	spooling spooling
+	hub      *waiter.Hub
+	cfg      Config
+	log      *slog.Logger
 }
 
 // New returns a broker over st; Start makes it serve. hub may be shared with the metrics.

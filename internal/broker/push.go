@@ -8,7 +8,8 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// push writes items in one transaction and wakes parked pops of the written queues.
+// push writes items in one transaction and wakes parked pops of the written queues; when the
+// database is unavailable, or older pushes wait in the spool, it spools them instead (spool.go).
 func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *string) ([]mq.PushResult, error) {
 	rows := make([]store.PushRow, len(items))
 	ptrs := make([]*store.PushRow, len(items))
@@ -17,14 +18,23 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 		rows[i].ProducerSub = producerSub
 		ptrs[i] = &rows[i]
 	}
-	if err := b.seal(ctx, ptrs); err != nil {
-		return nil, err
+	if b.spoolFirst() {
+		return b.spoolPush(ctx, items, rows, producerSub)
 	}
-	res, err := b.pushes.submit(ctx, rows)
+	err := b.seal(ctx, ptrs)
+	var res []mq.PushResult
+	if err == nil {
+		res, err = b.pushes.submit(ctx, rows)
+	}
 	if err != nil {
 		if errors.Is(err, mq.ErrUnavailable) {
 			// The call ran on the coalescer's context: count the answer for the outage summary.
 			store.MarkUnavailable(ctx)
+			if b.spooling.sp != nil {
+				// The same ids and keys: should the abandoned attempt have committed after
+				// all, replay drops these as duplicates (docs/api/operations.md §9.1).
+				return b.spoolPush(ctx, items, rows, producerSub)
+			}
 		}
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -42,11 +43,17 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.data.Push(r.Context(), items, producerSub(r))
-	if err != nil {
+	switch {
+	case errors.Is(err, mq.ErrBufferWrite):
+		writeJSON(w, http.StatusServiceUnavailable, spoolFailedAnswer(items))
+	case err != nil:
 		s.fail(w, r, err)
-		return
+	case len(res) > 0 && res[0].Status == mq.StatusBuffered:
+		// A push is spooled whole or not at all.
+		writeJSON(w, http.StatusCreated, bufferedAnswer(items, res))
+	default:
+		writeJSON(w, http.StatusCreated, pushAnswer(items, res))
 	}
-	writeJSON(w, http.StatusCreated, pushAnswer(items, res))
 }
 
 // pushAnswer is the push answer body: one entry per item, in request order.

@@ -29,6 +29,10 @@ type Config struct {
 	// BodyReadTimeout is the time a request body has to arrive after the headers
 	// (HTTP_READ_TIMEOUT); 0: DefaultBodyReadTimeout.
 	BodyReadTimeout time.Duration
+	// FileBuffer reports this instance's spool figures for /health and
+	// /api/v1/status/buffers: records not yet replayed, and those of the batch failing to
+	// replay. nil: no spool, both zero.
+	FileBuffer func() (pending, failed int)
 }
 
 // Defaults of the body limits, the same as the configuration's (docs/api/operations.md §1.3),
@@ -108,10 +112,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if err := s.data.Ping(r.Context()); err != nil {
 		status, code, db = "unhealthy", http.StatusServiceUnavailable, "disconnected"
 	}
-	// Maintenance modes and the file buffer arrive with their issue; until then they are off
-	// and empty, which is what this broker does.
+	// Maintenance modes arrive with their issue; until then they are off.
 	writeJSON(w, code, healthBody{Status: status, Database: db, Server: "queen-go", Version: s.cfg.Version,
-		WorkerID: s.cfg.WorkerID, FileBuffer: fileBufferCounts{}, Jobs: jobStates(s.cfg.Jobs)})
+		WorkerID: s.cfg.WorkerID, FileBuffer: s.fileBuffer(), Jobs: jobStates(s.cfg.Jobs)})
 }
 
 type healthBody struct {

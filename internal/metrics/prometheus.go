@@ -110,6 +110,7 @@ func (p promCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	s := c.Snapshot()
 	_, virtual := processMemory()
+	fbPending, fbFailed := c.fileBuffer()
 	instance := []struct {
 		name, help string
 		counter    bool
@@ -123,10 +124,9 @@ func (p promCollector) Collect(ch chan<- prometheus.Metric) {
 		{"queen_db_pool_size", "Most database connections (DB_POOL_SIZE).", false, float64(s.Pool.Max)},
 		{"queen_db_pool_idle", "Idle database connections.", false, float64(s.Pool.Idle)},
 		{"queen_db_pool_active", "Database connections in use.", false, float64(s.Pool.Acquired)},
-		// The file buffer and the maintenance modes belong to a later milestone; until then
-		// nothing is ever spooled and both modes are off.
-		{"queen_file_buffer_pending", "Spooled pushes not yet replayed.", false, 0},
-		{"queen_file_buffer_failed", "Spooled pushes whose replay is failing.", false, 0},
+		// The maintenance modes belong to a later milestone; until then both are off.
+		{"queen_file_buffer_pending", "Spooled pushes not yet replayed.", false, float64(fbPending)},
+		{"queen_file_buffer_failed", "Spooled pushes whose replay is failing.", false, float64(fbFailed)},
 		{"queen_file_buffer_db_healthy", "1 when the database answered this scrape.", false, dbHealthy},
 		{"queen_maintenance_mode_enabled", "1 when push maintenance mode is on.", false, 0},
 		{"queen_pop_maintenance_mode_enabled", "1 when pop maintenance mode is on.", false, 0},

@@ -81,7 +81,9 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 	if ac := authConfig(o); ac != nil {
 		opts = append(opts, app.WithAuth(*ac))
 	}
-	a, err := app.New(context.Background(), Config(dsn, o), opts...)
+	cfg := Config(dsn, o)
+	cfg.FileBufferDir = t.TempDir() // one spool per server: the directory is exclusive
+	a, err := app.New(context.Background(), cfg, opts...)
 	if err != nil {
 		ln.Close()
 		t.Fatalf("build broker: %v", err)
@@ -100,6 +102,7 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 // developer's variables out of the tests.
 //
 //   - WorkerID "test", log level warn, and a pool of 20 (many servers share one PostgreSQL);
+//   - (Start only) a spool directory of the test's own, since each is exclusive to one server;
 //   - no job schedule unless o.Maintenance gives one: tests run jobs with RunOnce;
 //   - o's poll intervals as given, even above the 1 s ceiling Load applies: slow fallbacks
 //     prove that a wake-up came from a signal.
