@@ -95,7 +95,10 @@ func (b *Broker) Replay(ctx context.Context, recs []spool.Record) (duplicates in
 			Payload: r.Payload, ProducerSub: r.ProducerSub}
 		ptrs[i] = &rows[i]
 	}
-	ctx = store.Request(ctx)
+	// A background job's deadline (DB_STATEMENT_TIMEOUT), not a request's: no client waits for
+	// the replay, and a batch abandoned at a short request deadline would be retried on a
+	// fresh connection that is as cold as the last.
+	ctx = store.Bulk(store.Request(ctx))
 	if err := b.seal(ctx, ptrs); err != nil {
 		return 0, err
 	}
