@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,9 +22,15 @@ func TestSpoolOutageReplaysExactlyOnceInOrder(t *testing.T) {
 	schema := freshSchema("spool_outage")
 	cfg := frozenConfig(t, through(p.ln.Addr()), schema)
 	cfg.FileBufferFlushInterval = 50 * time.Millisecond
+	cfg.EncryptionKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 	a := startApp(t, cfg, app.WithLogger(testLogger(t)))
 	base := a.URL()
 	pushEventually(t, base, "healthy")
+	// An encrypted queue: the spool holds plain text, encryption is applied on replay.
+	if r := call(base, "POST", "/api/v1/configure", map[string]any{"queue": "spool-enc",
+		"options": map[string]any{"encryptionEnabled": true}}); r.code != 200 {
+		t.Fatalf("configure: %d %s", r.code, r.body)
+	}
 
 	p.freeze()
 	const queue, perPartition = "spool-outage", 15
@@ -44,6 +51,9 @@ func TestSpoolOutageReplaysExactlyOnceInOrder(t *testing.T) {
 	}
 	r := call(base, "POST", "/api/v1/push", map[string]any{"items": []any{map[string]any{"queue": queue, "payload": 1}}})
 	minted := wantBuffered(t, r, queue, "Default", "")
+	r = call(base, "POST", "/api/v1/push", map[string]any{"items": []any{
+		map[string]any{"queue": "spool-enc", "transactionId": "enc-1", "payload": map[string]any{"secret": 42}}}})
+	wantBuffered(t, r, "spool-enc", "Default", "enc-1")
 	if b := bufferFigures(t, base); b["pending"].(float64) < 2*perPartition {
 		t.Errorf("status/buffers during the outage: %v", b)
 	}
@@ -99,6 +109,19 @@ func TestSpoolOutageReplaysExactlyOnceInOrder(t *testing.T) {
 	}
 	if got := stored("Default"); len(got) != 1 || got[0] != minted {
 		t.Errorf("Default stored %v, want [%s]", got, minted)
+	}
+
+	var encrypted bool
+	var raw string
+	if err := conn.QueryRow(ctx, fmt.Sprintf(`SELECT encrypted, payload::text FROM %s.messages WHERE transaction_id = 'enc-1'`,
+		pgx.Identifier{schema}.Sanitize())).Scan(&encrypted, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if !encrypted || strings.Contains(raw, "secret") {
+		t.Errorf("replayed into an encrypted queue: encrypted=%v payload %s", encrypted, raw)
+	}
+	if pr := call(base, "GET", "/api/v1/pop/queue/spool-enc?wait=false", nil); pr.code != 200 || !strings.Contains(pr.body, `"secret":42`) {
+		t.Errorf("pop of the encrypted queue: %d %s", pr.code, pr.body)
 	}
 
 	// Consumable: a pop of p1 returns its items in order.
