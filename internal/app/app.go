@@ -27,6 +27,7 @@ import (
 	"github.com/queen-go/queen/internal/maintenance"
 	"github.com/queen-go/queen/internal/metrics"
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
 )
@@ -49,6 +50,8 @@ type App struct {
 	admin   *admin.Admin // the read side
 	metrics *metrics.Collector
 	jobs    *maintenance.Runner
+	spool   *spool.Spool   // the file buffer, taken in New and released at Stop
+	drainer *spool.Drainer // replays the spool through the broker
 	handler http.Handler
 	server  *http.Server
 	pprof   *http.Server // nil unless cfg.PprofAddr
@@ -140,11 +143,16 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	a.broker = broker.New(a.store, a.hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
 		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval, EncryptionKey: a.key,
 		Recorder: a.metrics, PushCalls: cfg.PushConcurrency}, log)
+	if err := a.openSpool(); err != nil {
+		a.store.Close()
+		return nil, err
+	}
 	if a.migrated {
 		a.afterMigration(ctx)
 	}
 	apiCfg.Metrics, apiCfg.Jobs, apiCfg.Maintenance = a.metrics, a.jobs, a.broker
 	apiCfg.Database = diagnostics{a.store, o.embeddedDir}
+	apiCfg.FileBuffer = a.fileBuffer
 	a.admin = admin.New(a.store, a.broker, a.key, log)
 	a.admin.SetClearLimits(cfg.RetentionBatchSize, cfg.DBStatementTimeout)
 	a.handler = withDeadlines(a.store, httpapi.New(a.broker, a.admin, apiCfg, log))
@@ -232,9 +240,11 @@ func (a *App) Start(ctx context.Context) error {
 }
 
 // parts lists the lifecycle parts in start order. Stop stops them in reverse: the jobs, then
-// the broker, then the metrics, whose last flush then holds everything both recorded.
+// the drainer (its batch in flight is cancelled and replayed next run), then the broker, then
+// the spool's writer (the broker may spool until it stops), then the metrics, whose last flush
+// then holds everything the others recorded.
 func (a *App) parts() []lifecycle.Service {
-	parts := []lifecycle.Service{a.broker, a.jobs}
+	parts := []lifecycle.Service{a.spool, a.broker, a.drainer, a.jobs}
 	if a.opts.metricsLoop {
 		parts = append([]lifecycle.Service{a.metrics}, parts...)
 	}
@@ -285,6 +295,7 @@ func (a *App) Stop() {
 			lifecycle.StopAll(a.parts()...)
 		}
 		a.StartStop.Stop()
+		a.spool.Close() // releases FILE_BUFFER_DIR, also when Start never ran
 		a.store.Close()
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"runtime"
 	"strings"
@@ -20,6 +21,11 @@ import (
 var testDSN string
 
 func TestMain(m *testing.M) {
+	if os.Getenv("QUEEN_SPOOL_CRASH_DIR") != "" {
+		// The child of TestSpoolSurvivesKill needs no database of its own, and as it is killed
+		// it would leave one behind.
+		os.Exit(m.Run())
+	}
 	pgtest.Main(m, func(dsn string) int {
 		testDSN = dsn
 		return m.Run()
@@ -37,6 +43,7 @@ func productionConfig(t *testing.T, dsn, schema string) config.Config {
 	cfg.DatabaseURL, cfg.DBSchema, cfg.DBPoolSize = dsn, schema, 5
 	cfg.Host, cfg.Port, cfg.PprofAddr = "127.0.0.1", 0, "127.0.0.1:0"
 	cfg.LogLevel = "warn"
+	cfg.FileBufferDir = t.TempDir() // one spool per App: the directory is exclusive
 	return cfg
 }
 

@@ -115,7 +115,8 @@ func frozenRoutes() []routeCase {
 	pid, lease := uuid.NewString(), uuid.NewString()
 	ack := map[string]any{"transactionId": "t-1", "partitionId": pid, "leaseId": lease, "status": "completed", "consumerGroup": "g"}
 	return []routeCase{
-		{"push", "POST", "/api/v1/push", map[string]any{"items": []any{map[string]any{"queue": "frozen", "payload": map[string]any{"n": 1}}}}, 503, work},
+		// A push is spooled (docs/api/operations.md §4.1): 201 buffered.
+		{"push", "POST", "/api/v1/push", map[string]any{"items": []any{map[string]any{"queue": "frozen", "payload": map[string]any{"n": 1}}}}, 201, work},
 		{"pop", "GET", "/api/v1/pop/queue/frozen?wait=false", nil, 503, work},
 		{"pop wait", "GET", "/api/v1/pop/queue/frozen?wait=true&timeout=2000", nil, 503, work},
 		{"pop partition", "GET", "/api/v1/pop/queue/frozen/partition/p1?wait=false", nil, 503, work},
@@ -190,6 +191,10 @@ func checkUnavailable(t *testing.T, rc routeCase, a answer) {
 	var body map[string]any
 	_ = json.Unmarshal([]byte(a.body), &body)
 	switch {
+	case rc.name == "push":
+		if !strings.Contains(a.body, `"status":"buffered"`) {
+			t.Errorf("push: body %s, want buffered items", a.body)
+		}
 	case rc.name == "health":
 		if body["status"] != "unhealthy" {
 			t.Errorf("health: %s, want status unhealthy", a.body)
@@ -331,8 +336,8 @@ func proxied(t *testing.T, dsn string) (target string, through func(addr net.Add
 
 // The realistic case: the database freezes (here, the network between them black-holes)
 // after a healthy start, while the pool holds open connections and requests are in flight.
-// Every answer comes within its bound: pushes 201 or 503, and a push answered 503 is stored
-// wholly or not at all; once the database is back, the broker serves again.
+// Every answer comes within its bound: pushes 201, written or spooled; once the database is
+// back, the broker serves again and every spooled push is stored exactly once.
 func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 	target, through := proxied(t, testDSN)
 	p := newProxy(t, target)
@@ -350,12 +355,8 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 	}
 
 	// Pushes in flight when the network black-holes.
-	type pushed struct {
-		key string
-		a   answer
-	}
 	var mu sync.Mutex
-	var pushes []pushed
+	var pushes []keyedAnswer
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -369,7 +370,7 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 				key := fmt.Sprintf("w%d-%d-%s", w, i, uuid.NewString())
 				r := call(base, "POST", "/api/v1/push", pushBody(key, 3))
 				mu.Lock()
-				pushes = append(pushes, pushed{key, r})
+				pushes = append(pushes, keyedAnswer{key, r})
 				mu.Unlock()
 			}
 		})
@@ -426,8 +427,25 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 			rc.name, slowest.Round(time.Millisecond), before, during)
 	}
 
+	// Back: the broker serves again (fresh connections replace the abandoned ones), and what
+	// it spooled meanwhile is replayed.
+	checkPushesAcrossOutage(t, base, testDSN, schema, pushes, "while the database was frozen")
+}
+
+// keyedAnswer is the answer to a push of pushBody(key, 3).
+type keyedAnswer struct {
+	key string
+	a   answer
+}
+
+// checkPushesAcrossOutage checks the pushes sent across an outage once the database is back:
+// each answered within its bound, 201 (written or spooled) or 503; some spooled; once the
+// spool is drained, every spooled push stored whole exactly once, and each answered 503 whole
+// or not at all.
+func checkPushesAcrossOutage(t *testing.T, base, dsn, schema string, pushes []keyedAnswer, during string) {
+	t.Helper()
 	bound := routeBound(frozenRequestTimeout)
-	var unavailable []string
+	var unavailable, buffered []string
 	for _, x := range pushes {
 		switch {
 		case x.a.err != nil:
@@ -436,18 +454,36 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 			t.Errorf("push %s: %d after %v, bound %v", x.key, x.a.code, x.a.took, bound)
 		case x.a.code == 503:
 			unavailable = append(unavailable, x.key)
+		case x.a.code == 201 && strings.Contains(x.a.body, `"status":"buffered"`):
+			buffered = append(buffered, x.key)
 		case x.a.code != 201:
 			t.Errorf("push %s: %d %s", x.key, x.a.code, x.a.body)
 		}
 	}
-	if len(unavailable) == 0 {
-		t.Error("no push was answered 503 while the database was frozen")
+	if len(buffered) == 0 {
+		t.Error("no push was spooled " + during)
 	}
-
-	// Back: the broker serves again (fresh connections replace the abandoned ones).
+	waitDrained(t, base)
 	waitHealthy(t, base)
-	pushEventually(t, base, "after the thaw")
-	checkWholeOrNothing(t, testDSN, schema, unavailable, 3)
+	pushEventually(t, base, "after the outage")
+	checkWholeOrNothing(t, dsn, schema, unavailable, 3)
+	checkStoredOnce(t, dsn, schema, buffered, 3)
+}
+
+// waitDrained waits until the spool holds nothing (GET /api/v1/status/buffers).
+func waitDrained(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		r := call(base, "GET", "/api/v1/status/buffers", nil)
+		if r.code == 200 && strings.Contains(r.body, `"pending":0,`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("spool not drained: %d %s %v", r.code, r.body, r.err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // pushBody is a push of n items whose transactionIds are key-0 … key-(n-1).
@@ -459,15 +495,20 @@ func pushBody(key string, n int) map[string]any {
 	return map[string]any{"items": items}
 }
 
-// pushEventually pushes until a push is answered 201. A new connection compiles the
+// pushEventually pushes until a push is written (201, not spooled). A new connection compiles the
 // database functions on its first call, which may take longer than these tests' short request
 // deadline (500 ms), so a healthy broker may answer a few 503s first.
 func pushEventually(t *testing.T, base, when string) {
 	t.Helper()
 	for i := 0; ; i++ {
 		r := call(base, "POST", "/api/v1/push", pushBody(fmt.Sprintf("%s-%d-%s", strings.ReplaceAll(when, " ", "-"), i, uuid.NewString()), 3))
-		if r.code == 201 {
+		if r.code == 201 && !strings.Contains(r.body, `"status":"buffered"`) {
 			return
+		}
+		if r.code == 201 {
+			// Spooled (its first call on a cold connection passed the deadline): later
+			// pushes queue behind it until it is replayed.
+			waitDrained(t, base)
 		}
 		if i == 20 {
 			t.Fatalf("push %s: %d %s %v", when, r.code, r.body, r.err)
@@ -478,7 +519,7 @@ func pushEventually(t *testing.T, base, when string) {
 // waitHealthy waits until /health answers 200.
 func waitHealthy(t *testing.T, base string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		r := call(base, "GET", "/health", nil)
 		if r.code == 200 {
@@ -519,6 +560,39 @@ func checkWholeOrNothing(t *testing.T, dsn, schema string, keys []string, n int)
 	}
 	t.Logf("%d pushes answered 503: %d stored whole (committed as the deadline passed), %d not at all",
 		len(keys), stored, len(keys)-stored)
+}
+
+// checkStoredOnce requires every push of keys (n items each, spooled) to be stored whole,
+// each item exactly once.
+func checkStoredOnce(t *testing.T, dsn, schema string, keys []string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, fmt.Sprintf(`SELECT transaction_id FROM %s.messages`, pgx.Identifier{schema}.Sanitize()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, k := range stored {
+		count[k]++
+	}
+	for _, key := range keys {
+		for i := range n {
+			if c := count[fmt.Sprintf("%s-%d", key, i)]; c != 1 {
+				t.Errorf("item %s-%d was spooled and stored %d times, want once", key, i, c)
+			}
+		}
+	}
+	t.Logf("%d spooled pushes stored exactly once", len(keys))
 }
 
 // quietLogger drops the broker's log: the outages these tests cause are expected.

@@ -56,8 +56,10 @@ type Broker struct {
 	popGate *popGate
 	hub     *waiter.Hub
 	modes   modes // the maintenance flags (maintenance.go)
-	cfg     Config
-	log     *slog.Logger
+	// spooling is the file buffer a push goes to when the database is unavailable.
+	spooling spooling
+	cfg      Config
+	log      *slog.Logger
 }
 
 // New returns a broker over st; Start makes it serve. hub may be shared with the metrics.

@@ -8,11 +8,12 @@ import (
 	"github.com/queen-go/queen/internal/store"
 )
 
-// push writes items in one transaction and wakes parked pops of the written queues.
+// push writes items in one transaction and wakes parked pops of the written queues; when the
+// database is unavailable, or older pushes wait in the spool, it spools them instead (spool.go).
 func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *string) ([]mq.PushResult, error) {
-	if b.PushMaintenance() {
-		// The reference spools pushes during push maintenance; until the spool is wired into
-		// this path, refuse them rather than write them (docs/decisions.md).
+	if b.PushMaintenance() && b.spooling.sp == nil {
+		// Push maintenance spools every push (spoolFirst); a broker without a spool (built by
+		// hand, as in tests) refuses them rather than write them to the database.
 		return nil, mq.ErrPushMaintenance
 	}
 	rows := make([]store.PushRow, len(items))
@@ -22,14 +23,23 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 		rows[i].ProducerSub = producerSub
 		ptrs[i] = &rows[i]
 	}
-	if err := b.seal(ctx, ptrs); err != nil {
-		return nil, err
+	if b.spoolFirst() {
+		return b.spoolPush(ctx, items, rows, producerSub)
 	}
-	res, err := b.pushes.submit(ctx, rows)
+	err := b.seal(ctx, ptrs)
+	var res []mq.PushResult
+	if err == nil {
+		res, err = b.pushes.submit(ctx, rows)
+	}
 	if err != nil {
 		if errors.Is(err, mq.ErrUnavailable) {
 			// The call ran on the coalescer's context: count the answer for the outage summary.
 			store.MarkUnavailable(ctx)
+			if b.spooling.sp != nil {
+				// The same ids and keys: should the abandoned attempt have committed after
+				// all, replay drops these as duplicates (docs/api/operations.md §9.1).
+				return b.spoolPush(ctx, items, rows, producerSub)
+			}
 		}
 		return nil, err
 	}

@@ -32,6 +32,7 @@ func startTuned(t *testing.T, tune func(*config.Config)) string {
 	}
 	cfg := testserver.Config(testDSN, testserver.Options{})
 	cfg.DBPoolSize = 4 // these brokers do little database work; others share the PostgreSQL
+	cfg.FileBufferDir = t.TempDir()
 	tune(&cfg)
 	a, err := app.New(context.Background(), cfg, app.WithVersion("test"), app.WithListener(ln),
 		app.WithoutMigration(), app.WithoutMetricsLoop())

@@ -22,13 +22,10 @@ type Maintenance interface {
 	SetMaintenance(ctx context.Context, mode mq.MaintenanceMode, enabled bool, by *string, on string) (mq.MaintenanceState, error)
 }
 
-// The answers' messages (docs/api/admin-api.md §9). Push maintenance's are this broker's own
-// while the file buffer is not wired into the push path: the reference's ("All PUSHes routing
-// to file buffer", "Background processor will drain buffer to DB") would tell the operator
-// something that does not happen. See docs/decisions.md, "Push maintenance before the spool".
+// The answers' messages (docs/api/admin-api.md §9).
 const (
-	msgPushOn     = "Maintenance mode ENABLED. All PUSHes are refused with 503 until it is disabled (the file buffer is not wired yet)."
-	msgPushOff    = "Maintenance mode DISABLED. PUSHes are written to the database again."
+	msgPushOn     = "Maintenance mode ENABLED. All PUSHes routing to file buffer."
+	msgPushOff    = "Maintenance mode DISABLED. Background processor will drain buffer to DB."
 	msgPopOn      = "Pop maintenance mode ENABLED. All POP operations will return empty arrays."
 	msgPopOff     = "Pop maintenance mode DISABLED. Normal operation resumed."
 	msgPopIsOn    = "Pop maintenance mode is ON. All POP operations return empty arrays."
@@ -74,14 +71,15 @@ type failedFilesJSON struct {
 // database the last known ones with dbHealthy false (docs/api/operations.md §4.3).
 func (s *Server) getMaintenance(w http.ResponseWriter, r *http.Request) {
 	m, err := s.maintenance().ReadMaintenance(r.Context())
+	fb := s.fileBuffer()
 	writeJSON(w, http.StatusOK, struct {
 		MaintenanceMode    bool            `json:"maintenanceMode"`
 		PopMaintenanceMode bool            `json:"popMaintenanceMode"`
 		BufferedMessages   int             `json:"bufferedMessages"`
 		BufferHealthy      bool            `json:"bufferHealthy"`
 		BufferStats        bufferStatsJSON `json:"bufferStats"`
-	}{MaintenanceMode: m.Push, PopMaintenanceMode: m.Pop, BufferHealthy: true,
-		BufferStats: bufferStatsJSON{DBHealthy: err == nil}})
+	}{MaintenanceMode: m.Push, PopMaintenanceMode: m.Pop, BufferedMessages: fb.Pending, BufferHealthy: fb.Failed == 0,
+		BufferStats: bufferStatsJSON{PendingCount: fb.Pending, FailedCount: fb.Failed, DBHealthy: err == nil}})
 }
 
 // getPopMaintenance serves GET /api/v1/system/maintenance/pop, like getMaintenance.
@@ -104,12 +102,13 @@ func (s *Server) setPushMaintenance(w http.ResponseWriter, r *http.Request) {
 	if m.Push {
 		msg = msgPushOn
 	}
+	fb := s.fileBuffer()
 	writeJSON(w, http.StatusOK, struct {
 		MaintenanceMode  bool   `json:"maintenanceMode"`
 		BufferedMessages int    `json:"bufferedMessages"`
 		BufferHealthy    bool   `json:"bufferHealthy"`
 		Message          string `json:"message"`
-	}{MaintenanceMode: m.Push, BufferHealthy: true, Message: msg})
+	}{MaintenanceMode: m.Push, BufferedMessages: fb.Pending, BufferHealthy: fb.Failed == 0, Message: msg})
 }
 
 // setPopMaintenance serves POST /api/v1/system/maintenance/pop.

@@ -49,6 +49,22 @@ func maintExpect(t *testing.T, srv *testserver.Server, method, path string, body
 	}
 }
 
+// maintExpectPushOff turns push maintenance off through srv and checks the answer. The
+// spooled count it reports depends on how far the drain, which starts at once, has got.
+func maintExpectPushOff(t *testing.T, srv *testserver.Server) {
+	t.Helper()
+	code, out := doURL(t, "POST", srv.URL+maintPath, obj{"enabled": false})
+	a := decode[struct {
+		Mode     bool   `json:"maintenanceMode"`
+		Buffered *int   `json:"bufferedMessages"`
+		Healthy  bool   `json:"bufferHealthy"`
+		Message  string `json:"message"`
+	}](t, out)
+	if code != http.StatusOK || a.Mode || a.Buffered == nil || !a.Healthy || a.Message != pushOffMessage {
+		t.Fatalf("POST %s off: %d %s", maintPath, code, out)
+	}
+}
+
 // healthFlags reads the maintenance flags of an instance's /health.
 func healthFlags(t testing.TB, srv *testserver.Server) (push, pop bool) {
 	t.Helper()
@@ -79,13 +95,13 @@ const (
 	maintPushOnJSON = `{"maintenanceMode":true,"popMaintenanceMode":false,"bufferedMessages":0,"bufferHealthy":true,
 		"bufferStats":{"pendingCount":0,"failedCount":0,"dbHealthy":true,
 		"failedFiles":{"count":0,"totalBytes":0,"totalMB":0,"failoverCount":0,"qos0Count":0}}}`
-	pushOnAnswer  = `{"maintenanceMode":true,"bufferedMessages":0,"bufferHealthy":true,"message":"Maintenance mode ENABLED. All PUSHes are refused with 503 until it is disabled (the file buffer is not wired yet)."}`
-	pushOffAnswer = `{"maintenanceMode":false,"bufferedMessages":0,"bufferHealthy":true,"message":"Maintenance mode DISABLED. PUSHes are written to the database again."}`
+	pushOnAnswer   = `{"maintenanceMode":true,"bufferedMessages":0,"bufferHealthy":true,"message":"Maintenance mode ENABLED. All PUSHes routing to file buffer."}`
+	pushOffMessage = "Maintenance mode DISABLED. Background processor will drain buffer to DB."
 )
 
 // Push maintenance: the routes' exact answers, /health and the Prometheus gauge follow the
-// flag, pushes answer 503 with their own text while transactions still write, and everything
-// goes back once it is off.
+// flag, pushes are spooled (201 buffered) while transactions still write, and once it is off
+// the spool drains into the queue.
 func TestPushMaintenanceRoutes(t *testing.T) {
 	t.Parallel()
 	srv := testserver.Start(t, testDSN, testserver.Options{Schema: maintSchema(t)})
@@ -102,9 +118,9 @@ func TestPushMaintenanceRoutes(t *testing.T) {
 	promGauge(t, srv, "queen_pop_maintenance_mode_enabled", 0)
 
 	push := obj{"items": []obj{{"queue": q, "payload": 1, "transactionId": "during"}}}
-	if code, out := doURL(t, "POST", srv.URL+"/api/v1/push", push); code != http.StatusServiceUnavailable ||
-		strings.TrimSpace(string(out)) != `{"error":"Push maintenance mode is on"}` {
-		t.Fatalf("push during push maintenance: %d %s", code, out)
+	if code, out := doURL(t, "POST", srv.URL+"/api/v1/push", push); code != http.StatusCreated ||
+		!strings.Contains(string(out), `"status":"buffered"`) {
+		t.Fatalf("push during push maintenance: %d %s, want 201 buffered", code, out)
 	}
 	if code, out := doURL(t, "POST", srv.URL+"/api/v1/push", obj{"items": []obj{{"payload": 1}}}); code != http.StatusBadRequest {
 		t.Fatalf("invalid push during push maintenance: %d %s, want 400 (validation first)", code, out)
@@ -117,7 +133,15 @@ func TestPushMaintenanceRoutes(t *testing.T) {
 		t.Fatalf("transaction during push maintenance: %d %s", code, out)
 	}
 
-	maintExpect(t, srv, "POST", maintPath, obj{"enabled": false}, pushOffAnswer)
+	maintExpectPushOff(t, srv)
+	// Turning it off drains the spool into the queue.
+	testkit.Eventually(t, 30*time.Second, 50*time.Millisecond, func() error {
+		code, out := doURL(t, "GET", srv.URL+"/api/v1/pop/queue/"+q+"?batch=10&autoAck=true", nil)
+		if code != http.StatusOK || !strings.Contains(string(out), `"transactionId":"during"`) {
+			return fmt.Errorf("pop after push maintenance: %d %s", code, out)
+		}
+		return nil
+	})
 	maintExpect(t, srv, "GET", maintPath, nil, maintOffJSON)
 	promGauge(t, srv, "queen_maintenance_mode_enabled", 0)
 	if code, out := doURL(t, "POST", srv.URL+"/api/v1/push", push); code != http.StatusCreated {
@@ -269,11 +293,12 @@ func TestMaintenanceReachesOtherInstance(t *testing.T) {
 		}
 		return nil
 	})
-	if code, out := doURL(t, "POST", b.URL+"/api/v1/push", obj{"items": []obj{{"queue": q, "payload": 1}}}); code != http.StatusServiceUnavailable {
-		t.Fatalf("push on b during push maintenance: %d %s", code, out)
+	if code, out := doURL(t, "POST", b.URL+"/api/v1/push", obj{"items": []obj{{"queue": q, "payload": 1}}}); code != http.StatusCreated ||
+		!strings.Contains(string(out), `"status":"buffered"`) {
+		t.Fatalf("push on b during push maintenance: %d %s, want 201 buffered", code, out)
 	}
 
-	maintExpect(t, b, "POST", maintPath, obj{"enabled": false}, pushOffAnswer)
+	maintExpectPushOff(t, b)
 	maintExpect(t, b, "POST", popMaintPath, obj{"enabled": false},
 		`{"popMaintenanceMode":false,"message":"Pop maintenance mode DISABLED. Normal operation resumed."}`)
 	testkit.Eventually(t, bound, 5*time.Millisecond, func() error {

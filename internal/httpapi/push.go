@@ -43,15 +43,19 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.data.Push(r.Context(), items, producerSub(r))
-	if errors.Is(err, mq.ErrPushMaintenance) {
+	switch {
+	case errors.Is(err, mq.ErrPushMaintenance):
 		pushRefused(w)
-		return
-	}
-	if err != nil {
+	case errors.Is(err, mq.ErrBufferWrite):
+		writeJSON(w, http.StatusServiceUnavailable, spoolFailedAnswer(items))
+	case err != nil:
 		s.fail(w, r, err)
-		return
+	case len(res) > 0 && res[0].Status == mq.StatusBuffered:
+		// A push is spooled whole or not at all.
+		writeJSON(w, http.StatusCreated, bufferedAnswer(items, res))
+	default:
+		writeJSON(w, http.StatusCreated, pushAnswer(items, res))
 	}
-	writeJSON(w, http.StatusCreated, pushAnswer(items, res))
 }
 
 // pushAnswer is the push answer body: one entry per item, in request order.

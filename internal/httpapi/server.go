@@ -34,6 +34,10 @@ type Config struct {
 	// Database reports the connection's details for GET /api/v1/system/health; nil: the route
 	// answers without databaseDetail.
 	Database Diagnostics
+	// FileBuffer reports this instance's spool figures for /health and
+	// /api/v1/status/buffers: records not yet replayed, and those of the batch failing to
+	// replay. nil: no spool, both zero.
+	FileBuffer func() (pending, failed int)
 }
 
 // Defaults of the body limits, the same as the configuration's (docs/api/operations.md §1.3),
@@ -132,12 +136,12 @@ func (s *Server) probe(r *http.Request) (healthBody, bool) {
 	if err := s.data.Ping(r.Context()); err != nil {
 		status, db, ok = "unhealthy", "disconnected", false
 	}
-	// The maintenance flags are the last known ones (no database call); the file buffer is not
-	// wired into the push path yet, so nothing is ever spooled and its counts are truly 0.
+	// The maintenance flags and the spool figures are this instance's last known ones (no
+	// database call).
 	mt := s.maintenance()
 	return healthBody{Status: status, Database: db, Server: "queen-go", Version: s.cfg.Version,
 		WorkerID: s.cfg.WorkerID, MaintenanceMode: mt.PushMaintenance(), PopMaintenanceMode: mt.PopMaintenance(),
-		FileBuffer: fileBufferCounts{}}, ok
+		FileBuffer: s.fileBuffer()}, ok
 }
 
 type healthBody struct {

@@ -418,10 +418,11 @@ func (s *Server) statusAnalytics(w http.ResponseWriter, r *http.Request) {
 		"from": msTime(from), "to": msTime(to)})
 }
 
-// statusBuffers serves GET /api/v1/status/buffers. The file buffer comes with a later
-// milestone, so nothing is ever spooled; the route answers even without the database.
+// statusBuffers serves GET /api/v1/status/buffers: this instance's spool figures. It answers
+// even without the database.
 func (s *Server) statusBuffers(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"pending": 0, "failed": 0,
+	fb := s.fileBuffer()
+	writeJSON(w, http.StatusOK, map[string]any{"pending": fb.Pending, "failed": fb.Failed,
 		"dbHealthy": s.data.Ping(r.Context()) == nil, "worker": s.cfg.WorkerID})
 }
 

@@ -72,7 +72,7 @@ func checkUnavailable(t *testing.T, dsn string) {
 		body               any
 	}{
 		{"configure", "POST", "/api/v1/configure", obj{"queue": b.queue, "options": obj{"leaseTime": 5}}},
-		// No file buffer yet (docs/api/operations.md §4): until pushes spool, they share the 503.
+		// Spooled (docs/api/operations.md §4.1): 201 with buffered items.
 		{"push", "POST", "/api/v1/push", obj{"items": []obj{{"queue": b.queue, "payload": 1}}}},
 		{"pop queue", "GET", "/api/v1/pop/queue/" + b.queue, nil},
 		{"pop partition", "GET", "/api/v1/pop/queue/" + b.queue + "/partition/p", nil},
@@ -106,6 +106,14 @@ func checkUnavailable(t *testing.T, dsn string) {
 			r, err := answers[i].r, answers[i].err
 			if err != nil {
 				t.Fatalf("%s %s: %v", c.method, c.path, err)
+			}
+			if c.name == "push" {
+				items := decode[[]map[string]any](t, r.body)
+				if r.code != http.StatusCreated || len(items) != 1 || items[0]["status"] != "buffered" ||
+					items[0]["queue"] != b.queue || items[0]["partition"] != "Default" || items[0]["transactionId"] == "" {
+					t.Fatalf("push: %d %s, want 201 buffered", r.code, r.body)
+				}
+				return
 			}
 			if c.name != "health" {
 				valWantError(t, r, http.StatusServiceUnavailable, "Database unavailable")

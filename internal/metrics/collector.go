@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/queen-go/queen/internal/broker"
@@ -43,6 +44,9 @@ type Collector struct {
 	opts     Options
 	instance store.Instance
 	started  time.Time
+	// fileBuf reports the spool's figures (SetFileBuffer): set after the collector is built,
+	// because the spool's drainer needs the broker, which records into the collector.
+	fileBuf atomic.Pointer[fileBufferFunc]
 
 	mu       sync.Mutex
 	requests int64 // HTTP requests since start

@@ -114,6 +114,7 @@ func (p promCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.opts.Maintenance != nil {
 		pushMaint, popMaint = c.opts.Maintenance()
 	}
+	fbPending, fbFailed := c.fileBuffer()
 	instance := []struct {
 		name, help string
 		counter    bool
@@ -127,9 +128,8 @@ func (p promCollector) Collect(ch chan<- prometheus.Metric) {
 		{"queen_db_pool_size", "Most database connections (DB_POOL_SIZE).", false, float64(s.Pool.Max)},
 		{"queen_db_pool_idle", "Idle database connections.", false, float64(s.Pool.Idle)},
 		{"queen_db_pool_active", "Database connections in use.", false, float64(s.Pool.Acquired)},
-		// The file buffer is not wired into the push path yet: nothing is ever spooled.
-		{"queen_file_buffer_pending", "Spooled pushes not yet replayed.", false, 0},
-		{"queen_file_buffer_failed", "Spooled pushes whose replay is failing.", false, 0},
+		{"queen_file_buffer_pending", "Spooled pushes not yet replayed.", false, float64(fbPending)},
+		{"queen_file_buffer_failed", "Spooled pushes whose replay is failing.", false, float64(fbFailed)},
 		{"queen_file_buffer_db_healthy", "1 when the database answered this scrape.", false, dbHealthy},
 		{"queen_maintenance_mode_enabled", "1 when push maintenance mode is on.", false, gauge(pushMaint)},
 		{"queen_pop_maintenance_mode_enabled", "1 when pop maintenance mode is on.", false, gauge(popMaint)},

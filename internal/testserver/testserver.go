@@ -97,7 +97,9 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 	if ac := authConfig(o); ac != nil {
 		opts = append(opts, app.WithAuth(*ac))
 	}
-	a, err := app.New(context.Background(), Config(dsn, o), opts...)
+	cfg := Config(dsn, o)
+	cfg.FileBufferDir = t.TempDir() // one spool per server: the directory is exclusive
+	a, err := app.New(context.Background(), cfg, opts...)
 	if err != nil {
 		ln.Close()
 		pgtest.CheckConn(t, err)
@@ -127,6 +129,7 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 //
 //   - WorkerID "test", log level warn, and a pool of PoolSize (many servers share one PostgreSQL);
 //   - database deadlines of 15 s (connection) and 60 s (request) instead of 2 s and 10 s;
+//   - (Start only) a spool directory of the test's own, since each is exclusive to one server;
 //   - no job schedule unless o.Maintenance gives one: tests run jobs with RunOnce;
 //   - o's poll intervals as given, even above the 1 s ceiling Load applies: slow fallbacks
 //     prove that a wake-up came from a signal.
