@@ -107,8 +107,10 @@ unset PORT HOST DATABASE_URL PG_HOST PG_PORT PG_DB PG_USER PG_PASSWORD QUEEN_DAT
 work="$(mktemp -d /tmp/readme-test.XXXXXX)"
 chmod 755 "$work" # as root the embedded PostgreSQL runs as postgres and must reach ./queen-data
 copy="$work/queen-go"
-mkdir -p "$copy" "$work/blocks" "$work/config"
+mkdir -p "$copy" "$work/blocks" "$work/config" "$work/tmp"
+mkdir -p "$work/tmp"
 export XDG_CONFIG_HOME="$work/config" # queenctl's default contexts file: a fresh one
+export TMPDIR="$work/tmp"             # the blocks' mktemp files go with the copy
 
 if [ "${README_TEST_EMBEDDED:-}" != 1 ] && command -v psql >/dev/null &&
 	PGCONNECT_TIMEOUT=5 psql "$pg_base/postgres?sslmode=disable" -Atqc 'SELECT 1' >/dev/null 2>&1; then
