@@ -96,6 +96,7 @@ listening() {
 healthy() { curl -fs -o /dev/null --max-time 5 http://localhost:6632/health; }
 
 command -v curl >/dev/null || die "curl is needed"
+command -v go >/dev/null || die "go is needed"
 if listening; then
 	die "something already listens on localhost:6632; the README's blocks talk to that port, so stop it first"
 fi
@@ -109,6 +110,8 @@ chmod 755 "$work" # as root the embedded PostgreSQL runs as postgres and must re
 copy="$work/queen-go"
 mkdir -p "$copy" "$work/blocks" "$work/config" "$work/tmp"
 mkdir -p "$work/tmp"
+GOENV="$(go env GOENV)" # go's own settings file stays the caller's
+export GOENV
 export XDG_CONFIG_HOME="$work/config" # queenctl's default contexts file: a fresh one
 export TMPDIR="$work/tmp"             # the blocks' mktemp files go with the copy
 
@@ -254,7 +257,8 @@ for meta in "$work"/blocks/*.meta; do
 	body="$work/blocks/$id.body"
 	expect="$work/blocks/$id.expect"
 	IFS=$'\t' read -r line lang mode broker why <"$meta"
-	first="$(grep -m1 -v '^[[:space:]]*\(#.*\)\?$' "$body" || true)"
+	# The block's label in the summary: its first line that is no comment and builds nothing.
+	first="$(grep -v -e '^[[:space:]]*\(#.*\)\?$' -e '^go build ' -e '^make build' "$body" | head -1 || true)"
 	case "$lang" in
 	sh | bash | shell) ;;
 	go)
