@@ -1,7 +1,7 @@
-# Everyday commands; CI runs .ci/run, which ends in `make test`.
+# Everyday commands; CI runs .ci/run, which ends in `make test` and scripts/readme-test.sh.
 GO ?= go
 
-.PHONY: run test build release vet lint
+.PHONY: run test build release vet lint readme-test
 
 # The version stamped into every binary with -X main.version (internal/version reads it):
 # `git describe` (nearest tag, commits since, commit, "-dirty"), "dev" outside a git checkout.
@@ -61,3 +61,8 @@ LINT_PATTERNS = $$($(GO) list -m -f '{{.Dir}}/...')
 lint:
 	$(GO) vet $(LINT_PATTERNS)
 	sc="$$(GOWORK=off $(GO) tool -modfile=tools/go.mod -n staticcheck)" && "$$sc" $(LINT_PATTERNS)
+
+# Runs README.md's marked blocks as a newcomer pastes them, in a fresh copy of the tree against a
+# fresh broker on :6632 (which must be free); see the comment at the top of the script.
+readme-test:
+	bash scripts/readme-test.sh
