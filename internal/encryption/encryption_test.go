@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -91,4 +93,34 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// OpenStored shows a reader what it can: the plain payload with the right key, the stored
+// envelope (never an error) without a key or with another key, and unencrypted payloads as they are.
+func TestOpenStored(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	k, err := ParseKey(strings.Repeat("ab", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := ParseKey(strings.Repeat("cd", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := k.Seal([]byte(`{"a":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := k.OpenStored(log, "m", env, true); string(got) != `{"a":1}` {
+		t.Fatalf("right key: %s", got)
+	}
+	var none *Key
+	for name, key := range map[string]*Key{"no key": none, "other key": other} {
+		if got := key.OpenStored(log, "m", env, true); string(got) != string(env) {
+			t.Fatalf("%s: %s, want the envelope as stored", name, got)
+		}
+	}
+	if got := none.OpenStored(log, "m", []byte(`{"b":2}`), false); string(got) != `{"b":2}` {
+		t.Fatalf("not encrypted: %s", got)
+	}
 }
