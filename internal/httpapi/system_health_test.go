@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/testkit"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -112,11 +114,19 @@ func TestSystemHealthDetailsWhileDatabaseDown(t *testing.T) {
 
 func TestSystemHealthWithDatabase(t *testing.T) {
 	b := setup(t, testserver.Options{})
-	out := admShape(t, stGet[obj](b, "/api/v1/system/health", http.StatusOK), "status", "database", "server", "version",
-		"worker_id", "maintenanceMode", "popMaintenanceMode", "fileBuffer", "databaseDetail", "jobs")
-	d := admShape(t, out["databaseDetail"], "target", "user", "schema", "embedded", "tls", "pool", "listener",
-		"lastOkAt", "unavailableSince", "lastError", "lastErrorAt")
-	if out["status"] != "healthy" || d["lastOkAt"] == nil || d["unavailableSince"] != nil || d["listener"] != mq.ListenerConnected {
+	var out, d obj
+	// The listener connects on its own connection after the broker starts: wait for it.
+	testkit.Eventually(t, 30*time.Second, 20*time.Millisecond, func() error {
+		out = admShape(t, stGet[obj](b, "/api/v1/system/health", http.StatusOK), "status", "database", "server", "version",
+			"worker_id", "maintenanceMode", "popMaintenanceMode", "fileBuffer", "databaseDetail", "jobs")
+		d = admShape(t, out["databaseDetail"], "target", "user", "schema", "embedded", "tls", "pool", "listener",
+			"lastOkAt", "unavailableSince", "lastError", "lastErrorAt")
+		if d["listener"] != mq.ListenerConnected {
+			return fmt.Errorf("listener %v", d["listener"])
+		}
+		return nil
+	})
+	if out["status"] != "healthy" || d["lastOkAt"] == nil || d["unavailableSince"] != nil {
 		t.Errorf("system health %v", out)
 	}
 	if p := admShape(t, d["pool"], "size", "active", "idle", "waiting"); p["size"] != float64(testserver.PoolSize) {

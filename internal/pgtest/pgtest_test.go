@@ -133,7 +133,7 @@ func TestTooManyClientsNamesTheBudget(t *testing.T) {
 		t.Fatal("another error is taken for a 53300 refusal")
 	}
 	msg := BudgetMessage(refused)
-	for _, want := range []string{"SQLSTATE 53300", fmt.Sprintf("budget is %d connections", Budget), "-p 2", "docs/api/README.md"} {
+	for _, want := range []string{"SQLSTATE 53300", fmt.Sprintf("budget is %d connections", Budget), "-p 2", "README.md"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message lacks %q: %s", want, msg)
 		}

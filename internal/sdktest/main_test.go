@@ -39,6 +39,16 @@ func (*mainTB) Errorf(format string, a ...any) { panic(fmt.Sprintf(format, a...)
 func (*mainTB) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
 func (tb *mainTB) Cleanup(f func())            { tb.cleanups = append(tb.cleanups, f) }
 
+// TempDir is a directory removed at cleanup (the shared broker's spool lives there).
+func (tb *mainTB) TempDir() string {
+	dir, err := os.MkdirTemp("", "sdktest-")
+	if err != nil {
+		panic(err)
+	}
+	tb.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
 func (tb *mainTB) cleanup() {
 	for i := len(tb.cleanups) - 1; i >= 0; i-- {
 		tb.cleanups[i]()
