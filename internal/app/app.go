@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -59,10 +60,19 @@ type App struct {
 	stopOnce sync.Once
 }
 
-// NewLogger is the logger an App logs to unless WithLogger says otherwise: text on stderr at
-// the configured level. cmd/queen uses it before the App exists.
+// NewLogger is the logger an App logs to unless WithLogger says otherwise: on stderr at the
+// configured level, as text or JSON (LOG_FORMAT). cmd/queen uses it before the App exists.
 func NewLogger(cfg config.Config) *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	return slog.New(newLogHandler(os.Stderr, cfg))
+}
+
+// newLogHandler is NewLogger's handler writing to w, apart so a test can read what it writes.
+func newLogHandler(w io.Writer, cfg config.Config) slog.Handler {
+	opts := &slog.HandlerOptions{Level: cfg.SlogLevel()}
+	if cfg.LogFormat == "json" {
+		return slog.NewJSONHandler(w, opts)
+	}
+	return slog.NewTextHandler(w, opts)
 }
 
 // New builds an instance over the database cfg names. It opens the pool and applies the
