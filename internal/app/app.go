@@ -54,6 +54,9 @@ type App struct {
 	server  *http.Server
 	pprof   *http.Server // nil unless cfg.PprofAddr
 	addr    net.Addr     // set by Start
+	// traceShutdown flushes and stops the OTLP exporter the App built; nil when tracing is
+	// off or the tracer provider came from WithTracerProvider (its owner stops it).
+	traceShutdown func(context.Context) error
 
 	migrated bool       // the schema was applied in New; otherwise Start retries it
 	failed   chan error // the HTTP server stopped on its own
@@ -129,6 +132,13 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 		}
 	}
 
+	// After every step that can fail but this one, so a failed New leaves no exporter running.
+	tracer, traceShutdown, err := setupTracing(ctx, cfg, o)
+	if err != nil {
+		a.store.Close()
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	a.traceShutdown = traceShutdown
 	a.hub = waiter.NewHub()
 	a.metrics = metrics.New(metrics.Options{WorkerID: cfg.WorkerID, Store: a.store, Hub: a.hub,
 		SampleInterval: cfg.MetricsSampleInterval, FlushInterval: cfg.MetricsAggregateInterval, Log: log})
@@ -147,11 +157,11 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	}, log)
 	a.broker = broker.New(a.store, a.hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
 		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval, EncryptionKey: a.key,
-		Recorder: a.metrics, PushCalls: cfg.PushConcurrency}, log)
+		Recorder: a.metrics, PushCalls: cfg.PushConcurrency, Tracer: tracer}, log)
 	if a.migrated {
 		a.afterMigration(ctx)
 	}
-	apiCfg.Metrics, apiCfg.Jobs = a.metrics, a.jobs
+	apiCfg.Metrics, apiCfg.Jobs, apiCfg.Tracer = a.metrics, a.jobs, tracer
 	a.admin = admin.New(a.store, a.broker, a.key, log)
 	a.handler = withDeadlines(a.store, httpapi.New(a.broker, a.admin, apiCfg, log))
 	a.server = newHTTPServer(a.handler, cfg)
@@ -292,6 +302,14 @@ func (a *App) Stop() {
 		}
 		a.StartStop.Stop()
 		a.store.Close()
+		if a.traceShutdown != nil {
+			// Last: the spans of everything above are exported, within a bound.
+			sctx, cancel := context.WithTimeout(context.Background(), traceShutdownTimeout)
+			if err := a.traceShutdown(sctx); err != nil {
+				a.Logger().Warn("exporting the last spans failed", "err", err)
+			}
+			cancel()
+		}
 	})
 }
 

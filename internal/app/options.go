@@ -5,6 +5,8 @@ import (
 	"net"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/queen-go/queen/internal/auth"
 )
 
@@ -20,6 +22,8 @@ type options struct {
 	auth        *auth.Config
 	migrate     bool
 	metricsLoop bool
+	// tracerProvider replaces the OTLP exporter, whatever the configuration says.
+	tracerProvider trace.TracerProvider
 }
 
 // WithLogger sets the logger every part logs to (default NewLogger(cfg)).
@@ -47,3 +51,10 @@ func WithoutMigration() Option { return func(o *options) { o.migrate = false } }
 // WithoutMetricsLoop keeps the metrics from sampling and flushing on their schedule; they still
 // count, and the caller flushes them by hand (tests that check per-minute figures).
 func WithoutMetricsLoop() Option { return func(o *options) { o.metricsLoop = false } }
+
+// WithTracerProvider makes the App trace through tp, whatever OTEL_EXPORTER_OTLP_ENDPOINT says:
+// tests pass an SDK provider with an in-process span recorder (tracetest), an embedding
+// program its own provider.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) { o.tracerProvider = tp }
+}

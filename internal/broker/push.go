@@ -20,7 +20,9 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 	if err := b.seal(ctx, ptrs); err != nil {
 		return nil, err
 	}
-	res, err := b.pushes.submit(ctx, rows)
+	dctx, span := b.startDB(ctx, "push")
+	res, err := b.pushes.submit(dctx, rows)
+	endSpan(span, err)
 	if err != nil {
 		if errors.Is(err, mq.ErrUnavailable) {
 			// The call ran on the coalescer's context: count the answer for the outage summary.

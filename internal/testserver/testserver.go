@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/queen-go/queen/internal/app"
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/broker"
@@ -53,6 +55,9 @@ type Options struct {
 	Auth *auth.Config
 	// Maintenance configures the background jobs; nil: default limits and no schedule.
 	Maintenance *maintenance.Config
+	// TracerProvider, when set, receives the broker's spans (app.WithTracerProvider); tests
+	// pass an SDK provider with a tracetest span recorder.
+	TracerProvider trace.TracerProvider
 }
 
 // Migrate applies the schema to dsn once, for TestMain.
@@ -77,6 +82,9 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 	if o.FakeClock {
 		s.Clock = NewClock(time.Now())
 		opts = append(opts, app.WithClock(s.Clock.Now))
+	}
+	if o.TracerProvider != nil {
+		opts = append(opts, app.WithTracerProvider(o.TracerProvider))
 	}
 	if ac := authConfig(o); ac != nil {
 		opts = append(opts, app.WithAuth(*ac))
