@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -56,16 +57,28 @@ type App struct {
 	server  *http.Server
 	pprof   *http.Server // nil unless cfg.PprofAddr
 	addr    net.Addr     // set by Start
+	// traceShutdown flushes and stops the OTLP exporter the App built; nil when tracing is
+	// off or the tracer provider came from WithTracerProvider (its owner stops it).
+	traceShutdown func(context.Context) error
 
 	migrated bool       // the schema was applied in New; otherwise Start retries it
 	failed   chan error // the HTTP server stopped on its own
 	stopOnce sync.Once
 }
 
-// NewLogger is the logger an App logs to unless WithLogger says otherwise: text on stderr at
-// the configured level. cmd/queen uses it before the App exists.
+// NewLogger is the logger an App logs to unless WithLogger says otherwise: on stderr at the
+// configured level, as text or JSON (LOG_FORMAT). cmd/queen uses it before the App exists.
 func NewLogger(cfg config.Config) *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	return slog.New(newLogHandler(os.Stderr, cfg))
+}
+
+// newLogHandler is NewLogger's handler writing to w, apart so a test can read what it writes.
+func newLogHandler(w io.Writer, cfg config.Config) slog.Handler {
+	opts := &slog.HandlerOptions{Level: cfg.SlogLevel()}
+	if cfg.LogFormat == "json" {
+		return slog.NewJSONHandler(w, opts)
+	}
+	return slog.NewTextHandler(w, opts)
 }
 
 // New builds an instance over the database cfg names. It opens the pool and applies the
@@ -122,6 +135,13 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 		}
 	}
 
+	// After every step that can fail but this one, so a failed New leaves no exporter running.
+	tracer, traceShutdown, err := setupTracing(ctx, cfg, o)
+	if err != nil {
+		a.store.Close()
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	a.traceShutdown = traceShutdown
 	a.hub = waiter.NewHub()
 	a.metrics = metrics.New(metrics.Options{WorkerID: cfg.WorkerID, Store: a.store, Hub: a.hub,
 		SampleInterval: cfg.MetricsSampleInterval, FlushInterval: cfg.MetricsAggregateInterval, Log: log,
@@ -142,7 +162,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	}, log)
 	a.broker = broker.New(a.store, a.hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
 		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval, EncryptionKey: a.key,
-		Recorder: a.metrics, PushCalls: cfg.PushConcurrency}, log)
+		Recorder: a.metrics, PushCalls: cfg.PushConcurrency, Tracer: tracer}, log)
 	if err := a.openSpool(); err != nil {
 		a.store.Close()
 		return nil, err
@@ -153,6 +173,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	apiCfg.Metrics, apiCfg.Jobs, apiCfg.Maintenance = a.metrics, a.jobs, a.broker
 	apiCfg.Database = diagnostics{a.store, o.embeddedDir}
 	apiCfg.FileBuffer = a.fileBuffer
+	apiCfg.Tracer = tracer
 	a.admin = admin.New(a.store, a.broker, a.key, log)
 	a.admin.SetClearLimits(cfg.RetentionBatchSize, cfg.DBStatementTimeout)
 	a.handler = withDeadlines(a.store, httpapi.New(a.broker, a.admin, apiCfg, log))
@@ -297,6 +318,14 @@ func (a *App) Stop() {
 		a.StartStop.Stop()
 		a.spool.Close() // releases FILE_BUFFER_DIR, also when Start never ran
 		a.store.Close()
+		if a.traceShutdown != nil {
+			// Last: the spans of everything above are exported, within a bound.
+			sctx, cancel := context.WithTimeout(context.Background(), traceShutdownTimeout)
+			if err := a.traceShutdown(sctx); err != nil {
+				a.Logger().Warn("exporting the last spans failed", "err", err)
+			}
+			cancel()
+		}
 	})
 }
 

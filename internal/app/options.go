@@ -5,6 +5,8 @@ import (
 	"net"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/queen-go/queen/internal/auth"
 )
 
@@ -21,6 +23,8 @@ type options struct {
 	migrate     bool
 	metricsLoop bool
 	embeddedDir string // the embedded PostgreSQL's data directory; "" for an external database
+	// tracerProvider replaces the OTLP exporter, whatever the configuration says.
+	tracerProvider trace.TracerProvider
 }
 
 // WithLogger sets the logger every part logs to (default NewLogger(cfg)).
@@ -52,3 +56,10 @@ func WithoutMetricsLoop() Option { return func(o *options) { o.metricsLoop = fal
 // WithEmbedded says the database is the embedded PostgreSQL of dataDir, so the admin health
 // route names it as such instead of a localhost address (docs/api/admin-api.md §10.2).
 func WithEmbedded(dataDir string) Option { return func(o *options) { o.embeddedDir = dataDir } }
+
+// WithTracerProvider makes the App trace through tp, whatever OTEL_EXPORTER_OTLP_ENDPOINT says:
+// tests pass an SDK provider with an in-process span recorder (tracetest), an embedding
+// program its own provider.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) { o.tracerProvider = tp }
+}

@@ -15,7 +15,9 @@ func (b *Broker) ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, e
 	for i, it := range items {
 		canon[i] = canonicalAck(it)
 	}
-	res, err := b.store.Ack(ctx, canon)
+	dctx, span := b.startDB(ctx, "ack")
+	res, err := b.store.Ack(dctx, canon)
+	endSpan(span, err)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/queen-go/queen/internal/encryption"
 	"github.com/queen-go/queen/internal/lifecycle"
 	"github.com/queen-go/queen/internal/mq"
@@ -40,6 +42,9 @@ type Config struct {
 	WithoutListener bool
 	// Recorder counts operations for the metrics; nil records nothing.
 	Recorder Recorder
+	// Tracer starts the operation and database spans (OpenTelemetry, tracing.go); nil: a no-op
+	// tracer.
+	Tracer trace.Tracer
 }
 
 // Broker is the domain layer. Safe for concurrent use. It serves between Start and Stop: its
@@ -83,6 +88,9 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 	}
 	if cfg.Recorder == nil {
 		cfg.Recorder = nopRecorder{}
+	}
+	if cfg.Tracer == nil {
+		cfg.Tracer = noopTracer
 	}
 	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey},
 		pushes: &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute,

@@ -42,7 +42,9 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 		var msgs []mq.Message
 		leave, err := b.popGate.enterUntil(actx, gateKey, b.store.WaitDeadline(actx))
 		if err == nil {
-			msgs, err = b.store.Pop(actx, sr)
+			dctx, span := b.startDB(actx, "pop")
+			msgs, err = b.store.Pop(dctx, sr)
+			endSpan(span, err)
 			leave()
 		}
 		if err != nil {

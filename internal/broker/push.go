@@ -29,7 +29,9 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 	err := b.seal(ctx, ptrs)
 	var res []mq.PushResult
 	if err == nil {
-		res, err = b.pushes.submit(ctx, rows)
+		dctx, span := b.startDB(ctx, "push")
+		res, err = b.pushes.submit(dctx, rows)
+		endSpan(span, err)
 	}
 	if err != nil {
 		if errors.Is(err, mq.ErrUnavailable) {

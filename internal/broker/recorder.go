@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -29,33 +31,46 @@ func (nopRecorder) Transacted([]mq.TxnEntry, mq.TxnOutcome, time.Duration, error
 
 // Push writes items in one transaction and wakes parked pops of the written queues.
 func (b *Broker) Push(ctx context.Context, items []mq.PushItem, producerSub *string) ([]mq.PushResult, error) {
+	ctx, span := b.startOp(ctx, "push", attribute.Int("messaging.batch.message_count", len(items)))
 	start := time.Now()
 	out, err := b.push(ctx, items, producerSub)
 	b.cfg.Recorder.Pushed(items, out, time.Since(start), err)
+	endSpan(span, err)
 	return out, err
 }
 
 // Pop claims deliverable messages, parking (without a database connection) until the
 // deadline when r.Wait is set and nothing is deliverable.
 func (b *Broker) Pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error) {
+	ctx, span := b.startOp(ctx, "pop", attribute.String("messaging.destination.name", r.Queue),
+		attribute.Bool("queen.pop.wait", r.Wait))
 	start := time.Now()
 	res, err := b.pop(ctx, r)
 	b.cfg.Recorder.Popped(r, res, time.Since(start), err)
+	span.SetAttributes(attribute.Int("messaging.batch.message_count", len(res.Messages)))
+	endSpan(span, err)
 	return res, err
 }
 
 // Ack evaluates and applies acknowledgements in one transaction.
 func (b *Broker) Ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, error) {
+	ctx, span := b.startOp(ctx, "ack", attribute.Int("messaging.batch.message_count", len(items)))
 	start := time.Now()
 	res, err := b.ack(ctx, items)
 	b.cfg.Recorder.Acked(items, res, time.Since(start), err)
+	endSpan(span, err)
 	return res, err
 }
 
 // Transaction applies the entries in one database transaction (docs/api/transaction.md §3).
 func (b *Broker) Transaction(ctx context.Context, entries []mq.TxnEntry, requiredLeases []string, producerSub *string) (mq.TxnOutcome, error) {
+	ctx, span := b.startOp(ctx, "transaction", attribute.Int("queen.transaction.entries", len(entries)))
 	start := time.Now()
 	out, err := b.transaction(ctx, entries, requiredLeases, producerSub)
 	b.cfg.Recorder.Transacted(entries, out, time.Since(start), err)
+	if out.Rollback != "" {
+		span.SetAttributes(attribute.String("queen.transaction.rollback", out.Rollback))
+	}
+	endSpan(span, err)
 	return out, err
 }

@@ -42,6 +42,16 @@ type Config struct {
 	// MaxInflightBodyBytes bounds the request-body bytes held in memory at once, at least
 	// 64 MiB (QUEEN_MAX_INFLIGHT_BODY_BYTES).
 	MaxInflightBodyBytes int
+	// LogFormat is "text" or "json" (LOG_FORMAT): json for log shippers that parse one object
+	// a line, text for people reading a terminal.
+	LogFormat string
+	// OTLPEndpoint is OTEL_EXPORTER_OTLP_ENDPOINT, the OTLP/HTTP collector's base URL; tracing
+	// is off (a no-op tracer) unless it or OTLPTracesEndpoint is set. The exporter itself reads
+	// it and the other standard OTEL_EXPORTER_OTLP_* variables.
+	OTLPEndpoint string
+	// OTLPTracesEndpoint is OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, the full traces URL that
+	// overrides OTLPEndpoint for traces.
+	OTLPTracesEndpoint string
 
 	// DatabaseURL is used verbatim when set (DATABASE_URL).
 	DatabaseURL string
@@ -329,6 +339,9 @@ func parseFlags(args []string) (parsedFlags, error) {
 	})
 	return p, nil
 }
+
+// TracingEnabled reports whether traces are exported: an OTLP endpoint is configured.
+func (c Config) TracingEnabled() bool { return c.OTLPEndpoint != "" || c.OTLPTracesEndpoint != "" }
 
 // SlogLevel maps LogLevel to a slog level; slog has no trace level, so trace
 // logs as debug (docs/api/operations.md §1.3 says they are the same).

@@ -22,7 +22,7 @@ func TestDefaults(t *testing.T) {
 	host, _ := os.Hostname()
 	want := Config{
 		Port: 6632, Host: "0.0.0.0", WorkerID: host, LogLevel: "info", DataDir: "./queen-data",
-		HTTPIdleTimeout: time.Minute, HTTPReadTimeout: time.Minute, MaxInflightBodyBytes: 512 << 20,
+		HTTPIdleTimeout: time.Minute, HTTPReadTimeout: time.Minute, MaxInflightBodyBytes: 512 << 20, LogFormat: "text",
 		PGHost: "localhost", PGPort: 5432, PGDB: "postgres", PGUser: "postgres", PGPassword: "postgres",
 		PGSSLRejectUnauthorized: true, DBSchema: "queen_go", DBPoolSize: 50,
 		DBConnectionTimeout: 2 * time.Second, DBIdleTimeout: 30 * time.Second,
@@ -78,6 +78,14 @@ func TestLoad(t *testing.T) {
 		{"dev=false", []string{"--dev=false"}, map[string]string{"LOG_LEVEL": "warn"}, func(c Config) bool { return !c.Dev && c.LogLevel == "warn" }, ""},
 		{"log level case", nil, map[string]string{"LOG_LEVEL": "WARN"}, func(c Config) bool { return c.LogLevel == "warn" }, ""},
 		{"bad log level", nil, map[string]string{"LOG_LEVEL": "verbose"}, nil, "LOG_LEVEL"},
+		{"log format json", nil, map[string]string{"LOG_FORMAT": "JSON"}, func(c Config) bool { return c.LogFormat == "json" }, ""},
+		{"log format text", nil, map[string]string{"LOG_FORMAT": "text"}, func(c Config) bool { return c.LogFormat == "text" }, ""},
+		{"bad log format", nil, map[string]string{"LOG_FORMAT": "logfmt"}, nil, `LOG_FORMAT: "logfmt" is not one of "text", "json"`},
+		{"tracing off by default", nil, nil, func(c Config) bool { return !c.TracingEnabled() }, ""},
+		{"otlp endpoint", nil, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"},
+			func(c Config) bool { return c.OTLPEndpoint == "http://c:4318" && c.TracingEnabled() }, ""},
+		{"otlp traces endpoint", nil, map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"},
+			func(c Config) bool { return c.TracingEnabled() }, ""},
 		{"version", []string{"--version"}, map[string]string{"PORT": "bad"}, func(c Config) bool { return c.ShowVersion && !c.ShowHelp }, ""},
 		{"help", []string{"--help"}, map[string]string{"PORT": "bad"}, func(c Config) bool { return c.ShowHelp }, ""},
 		{"-h", []string{"-h"}, nil, func(c Config) bool { return c.ShowHelp }, ""},
@@ -255,7 +263,8 @@ func TestSpecVariablesCovered(t *testing.T) {
 		JWT_JWKS_TIMEOUT_MS JWT_ROLES_CLAIM JWT_ROLES_ARRAY_CLAIM JWT_ROLE_ADMIN JWT_ROLE_READ_WRITE
 		JWT_ROLE_READ_ONLY JWT_TENANT_CLAIM
 		HTTP_IDLE_TIMEOUT HTTP_READ_TIMEOUT QUEEN_MAX_INFLIGHT_BODY_BYTES`)
-	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY"} // queen-go's own additions, not in the API reference
+	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", // queen-go's own additions, not in the API reference
+		"LOG_FORMAT", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}
 	have := map[string]bool{}
 	for _, v := range variables {
 		if have[v.name] {

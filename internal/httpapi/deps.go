@@ -81,6 +81,9 @@ type ReadSide interface {
 type Metrics interface {
 	// Request counts one routed request.
 	Request()
+	// ObserveRequest records one routed request's duration by method, route pattern and status
+	// code (queen_http_request_duration_seconds).
+	ObserveRequest(method, route string, code int, took time.Duration)
 	// Snapshot reads this instance's figures without the database (GET /metrics).
 	Snapshot() mq.InstanceMetrics
 	// Handler serves the Prometheus exposition (GET /metrics/prometheus).

@@ -126,11 +126,24 @@ func (r *Router) Handle(method, pattern string, level Level, h http.HandlerFunc)
 		}
 		n = child
 	}
+	n.add(method, rt)
+	// HEAD is answered like GET without a body on every safe GET (RFC 9110 §9.3.2), so load
+	// balancers and uptime probes that check with HEAD /health work. Read-write GETs are pops,
+	// which lease messages; HEAD must be safe, so they keep answering 405.
+	if method == http.MethodGet && level != LevelReadWrite && n.routes[http.MethodHead] == nil {
+		head := *rt
+		head.h = headOnly(h)
+		n.add(http.MethodHead, &head)
+	}
+}
+
+// add registers rt under method at n and recomputes the Allow header of n's 405 answer.
+func (n *routeNode) add(method string, rt *routeEntry) {
 	if n.routes == nil {
 		n.routes = make(map[string]*routeEntry)
 	}
 	if old, dup := n.routes[method]; dup {
-		panic(fmt.Sprintf("httpapi: %s %s conflicts with %s %s", method, pattern, method, old.pattern))
+		panic(fmt.Sprintf("httpapi: %s %s conflicts with %s %s", method, rt.pattern, method, old.pattern))
 	}
 	n.routes[method] = rt
 	methods := make([]string, 0, len(n.routes)+1)

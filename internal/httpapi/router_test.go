@@ -76,11 +76,12 @@ func TestRouterMatching(t *testing.T) {
 		// The static branch cannot finish this path, so the parameter takes it.
 		{"POST", "/api/v1/consumer-groups/lagging/subscription", 200, map[string]string{"group": "lagging"}, ""},
 		// The path picks the route before the method does.
-		{"DELETE", "/api/v1/consumer-groups/lagging", 405, map[string]string{"error": "Method not allowed"}, "GET, OPTIONS"},
+		{"DELETE", "/api/v1/consumer-groups/lagging", 405, map[string]string{"error": "Method not allowed"}, "GET, HEAD, OPTIONS"},
 		{"GET", "/api/v1/push", 405, map[string]string{"error": "Method not allowed"}, "POST, OPTIONS"},
-		{"PUT", "/api/v1/resources/queues/q1", 405, map[string]string{"error": "Method not allowed"}, "DELETE, GET, OPTIONS"},
-		{"HEAD", "/health", 405, map[string]string{"error": "Method not allowed"}, "GET, OPTIONS"},
-		{"PATCH", "/api/v1/system/maintenance", 405, nil, "GET, POST, OPTIONS"},
+		{"PUT", "/api/v1/resources/queues/q1", 405, map[string]string{"error": "Method not allowed"}, "DELETE, GET, HEAD, OPTIONS"},
+		// A pop is a GET that leases messages: HEAD is not offered there (it must be safe).
+		{"HEAD", "/api/v1/pop/queue/q", 405, map[string]string{"error": "Method not allowed"}, "GET, OPTIONS"},
+		{"PATCH", "/api/v1/system/maintenance", 405, nil, "GET, HEAD, POST, OPTIONS"},
 		// Exact matching.
 		{"POST", "/api/v1/push/", 404, map[string]string{"error": "Not found"}, ""},
 		{"GET", "/api/v1/pop/queue/", 404, map[string]string{"error": "Not found"}, ""},
@@ -235,5 +236,32 @@ func TestHandlePanicsOnMisuse(t *testing.T) {
 			}()
 			r.Handle(tc.method, tc.pattern, LevelPublic, h)
 		})
+	}
+}
+
+// TestRouterHead checks that HEAD on a safe GET answers like the GET without a body, and that
+// a HEAD registered by hand is not overwritten.
+func TestRouterHead(t *testing.T) {
+	r := testRouter()
+	for _, target := range []string{"/health", "/api/v1/resources/queues/q1", "/api/v1/system/maintenance"} {
+		get, head := httptest.NewRecorder(), httptest.NewRecorder()
+		r.ServeHTTP(get, httptest.NewRequest("GET", target, nil))
+		r.ServeHTTP(head, httptest.NewRequest("HEAD", target, nil))
+		if head.Code != get.Code || head.Code != http.StatusOK {
+			t.Errorf("HEAD %s: %d, GET %d", target, head.Code, get.Code)
+		}
+		if head.Body.Len() != 0 {
+			t.Errorf("HEAD %s: body %q", target, head.Body)
+		}
+		if got, want := head.Header().Get("Content-Type"), get.Header().Get("Content-Type"); got != want {
+			t.Errorf("HEAD %s: Content-Type %q, GET %q", target, got, want)
+		}
+	}
+	r.Handle("HEAD", "/own", LevelPublic, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	r.Handle("GET", "/own", LevelPublic, func(w http.ResponseWriter, _ *http.Request) {})
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, httptest.NewRequest("HEAD", "/own", nil))
+	if rec.Code != http.StatusTeapot {
+		t.Errorf("HEAD registered by hand: %d", rec.Code)
 	}
 }

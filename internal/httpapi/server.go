@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/mq"
 )
@@ -38,6 +40,9 @@ type Config struct {
 	// /api/v1/status/buffers: records not yet replayed, and those of the batch failing to
 	// replay. nil: no spool, both zero.
 	FileBuffer func() (pending, failed int)
+	// Tracer starts the server span of every routed request (OpenTelemetry); nil: no spans and
+	// no traceparent handling at all, which is the cost of tracing when it is off.
+	Tracer trace.Tracer
 }
 
 // Defaults of the body limits, the same as the configuration's (docs/api/operations.md §1.3),
@@ -78,6 +83,8 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	s := &Server{data: data, read: nulGuard{read}, cfg: cfg, log: log}
 	limits := &bodyLimits{budget: newBodyBudget(cfg.MaxInflightBodyBytes), readTimeout: cfg.BodyReadTimeout}
 	r := NewRouter()
+	// Outermost, so rejected requests (401, 403, 413) are measured and traced too.
+	r.Use(s.telemetry)
 	if cfg.Auth != nil {
 		r.Use(AuthMiddleware(cfg.Auth, log))
 	}

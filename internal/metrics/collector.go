@@ -57,6 +57,7 @@ type Collector struct {
 	unflushed []map[time.Time]*minute
 	flushMu   sync.Mutex
 	rates     []rateSample // the last minute of samples, oldest first
+	hist      histograms   // latency histograms served by Handler (prometheus.go)
 	lastCPU   cpuTimes
 }
 
@@ -90,7 +91,7 @@ func New(o Options) *Collector {
 	}
 	host, _ := os.Hostname()
 	c := &Collector{Base: lifecycle.NewBase("metrics", o.Log, now), opts: o, started: time.Now(),
-		minutes:  map[time.Time]*minute{},
+		minutes: map[time.Time]*minute{}, hist: newHistograms(),
 		instance: store.Instance{WorkerID: o.WorkerID, Hostname: host, PID: os.Getpid()}}
 	c.lastCPU = processCPU()
 	return c
@@ -182,6 +183,7 @@ func (c *Collector) Popped(req mq.PopRequest, res mq.PopResult, took time.Durati
 		}
 		q.PopMessages++
 		m.w.PopMessages++
+		c.hist.delivery.Observe(max(now.Sub(msg.CreatedAt), 0).Seconds())
 		lag := float64(max(now.Sub(msg.CreatedAt), 0)) / float64(time.Millisecond)
 		q.LagMsSum += lag
 		q.LagCount++

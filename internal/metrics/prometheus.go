@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,12 +58,50 @@ var clusterFamilies = map[string]family{
 	"queen_dlq_depth_by_queue":             {"DLQ entries stored per queue, from the stats job.", false},
 }
 
+// Bucket bounds of the histograms, in seconds. Requests include long-poll pops, which may
+// wait up to two minutes (docs/api/data-api.md §3.1), so the request buckets reach 120 s
+// rather than stopping at DefBuckets' 10 s. A message may wait in its queue for hours before
+// a consumer pops it, so the delivery buckets reach a day.
+var (
+	requestBuckets  = []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+	deliveryBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400}
+)
+
+// histograms are the instance's latency distributions. Unlike the per-minute figures they are
+// never flushed: Prometheus computes quantiles and rates from the buckets itself
+// (histogram_quantile), which a per-minute average in the database cannot give.
+type histograms struct {
+	request  *prometheus.HistogramVec
+	delivery prometheus.Histogram
+}
+
+func newHistograms() histograms {
+	return histograms{
+		request: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "queen_http_request_duration_seconds",
+			Help:    "Time from routing a request to the end of its handler, by method, route pattern and status code.",
+			Buckets: requestBuckets,
+		}, []string{"method", "route", "code"}),
+		delivery: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "queen_message_delivery_latency_seconds",
+			Help:    "Time from a message's createdAt to its delivery by a pop.",
+			Buckets: deliveryBuckets,
+		}),
+	}
+}
+
+// ObserveRequest records one answered request. route must be the route's pattern (e.g.
+// /api/v1/pop/queue/:queue), never the raw path, which would make a series per queue name.
+func (c *Collector) ObserveRequest(method, route string, code int, took time.Duration) {
+	c.hist.request.WithLabelValues(method, route, strconv.Itoa(code)).Observe(took.Seconds())
+}
+
 // Handler serves GET /metrics/prometheus from a registry of its own: this instance's
-// families, the cluster families read from the database with one query (omitted when it
-// fails), and the standard Go and process collectors.
+// families and histograms, the cluster families read from the database with one query
+// (omitted when it fails), and the standard Go and process collectors.
 func (c *Collector) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(promCollector{c}, collectors.NewGoCollector(),
+	reg.MustRegister(promCollector{c}, c.hist.request, c.hist.delivery, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mfs, err := reg.Gather()
@@ -95,6 +134,7 @@ func (p promCollector) Collect(ch chan<- prometheus.Metric) {
 	dbHealthy := 0.0
 	if c.opts.Store != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+		c.flushForScrape(ctx)
 		samples, err := c.opts.Store.ClusterMetrics(ctx)
 		cancel()
 		if err != nil {
@@ -146,6 +186,24 @@ func gauge(on bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// flushForScrape writes this instance's unflushed figures before the cluster query, so the
+// cluster counters include everything this instance did up to the scrape: without it they
+// read 0 until the first per-minute flush (METRICS_AGGREGATE_INTERVAL_S) and then lag it by
+// up to a minute. Flushing adds deltas to the same minute rows, so an early flush changes no
+// total. While earlier flushes are failing it does nothing: the periodic flush retries them,
+// and scrapes must not fill the bounded backlog with one batch each.
+func (c *Collector) flushForScrape(ctx context.Context) {
+	c.mu.Lock()
+	backlog := len(c.unflushed) > 0
+	c.mu.Unlock()
+	if backlog {
+		return
+	}
+	if err := c.Flush(ctx); err != nil {
+		c.opts.Log.Debug("flush before scrape failed; kept for the next flush", "err", err)
+	}
 }
 
 // emit sends one constant sample; labels alternate names and values.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/queen-go/queen/internal/app"
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/broker"
@@ -57,6 +59,9 @@ type Options struct {
 	// DBConnectionTimeout and DBRequestTimeout replace the test servers' generous database
 	// deadlines (15 s, 60 s) for tests about unavailability; zero keeps them.
 	DBConnectionTimeout, DBRequestTimeout time.Duration
+	// TracerProvider, when set, receives the broker's spans (app.WithTracerProvider); tests
+	// pass an SDK provider with a tracetest span recorder.
+	TracerProvider trace.TracerProvider
 }
 
 // PoolSize is a test server's DB_POOL_SIZE. It is small on purpose: a test package runs
@@ -93,6 +98,9 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 	if o.FakeClock {
 		s.Clock = NewClock(time.Now())
 		opts = append(opts, app.WithClock(s.Clock.Now))
+	}
+	if o.TracerProvider != nil {
+		opts = append(opts, app.WithTracerProvider(o.TracerProvider))
 	}
 	if ac := authConfig(o); ac != nil {
 		opts = append(opts, app.WithAuth(*ac))
