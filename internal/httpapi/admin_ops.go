@@ -149,7 +149,7 @@ func (s *Server) moveToDLQ(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg := optName(body.ConsumerGroup, "consumerGroup", "consumerGroup"); msg != "" {
-		writeError(w, http.StatusBadRequest, msg) // U+0000 or over 255 characters (README §2.9)
+		writeError(w, http.StatusBadRequest, msg) // U+0000 or over 255 characters (docs/api/README.md §2.9)
 		return
 	}
 	group, ok := optString(body.ConsumerGroup)

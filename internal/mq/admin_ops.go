@@ -5,7 +5,7 @@ import "time"
 // Read models and requests of the operator routes added for docs/api/admin-api.md §1.1
 // (partition listing), §1.2 (queue clear) and §3.3 (DLQ deletion).
 
-// PartitionFilter selects and orders the partition listing (admin-api.md §1.1). Empty strings
+// PartitionFilter selects and orders the partition listing (docs/api/admin-api.md §1.1). Empty strings
 // filter nothing; Sort is one of PartitionSortKeys.
 type PartitionFilter struct {
 	Queue, Namespace, Task, Search string
@@ -33,7 +33,7 @@ type PartitionRow struct {
 	LastActivity                              time.Time
 }
 
-// DLQSelection names DLQ entries by id or by filter (admin-api.md §3.2, §3.3). Exactly one of
+// DLQSelection names DLQ entries by id or by filter (docs/api/admin-api.md §3.2, §3.3). Exactly one of
 // IDs and Filter is set; Limit bounds a filter's selection.
 type DLQSelection struct {
 	IDs    []string
@@ -58,7 +58,7 @@ const (
 	ReasonDLQEntryNotFound = "DLQ entry not found"
 )
 
-// ClearResult is the outcome of clearing a queue or one partition (admin-api.md §1.2).
+// ClearResult is the outcome of clearing a queue or one partition (docs/api/admin-api.md §1.2).
 type ClearResult struct {
 	PartitionsCleared int64
 	MessagesDeleted   int64
@@ -67,12 +67,12 @@ type ClearResult struct {
 }
 
 // GroupAction is what an operator action on one message did for one consumer group
-// (admin-api.md §2.4, §2.5): Action moved, skipped, …; Reason says why a group was skipped.
+// (docs/api/admin-api.md §2.4, §2.5): Action moved, skipped, …; Reason says why a group was skipped.
 type GroupAction struct {
 	Group, Action, Reason string
 }
 
-// Outcomes of moving a message to the DLQ by request (admin-api.md §2.5).
+// Outcomes of moving a message to the DLQ by request (docs/api/admin-api.md §2.5).
 const (
 	ActionMoved   = "moved"
 	ActionSkipped = "skipped"
