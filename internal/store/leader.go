@@ -59,19 +59,8 @@ func (l *Leader) queryEach(ctx context.Context, sql string, args []any, fn func(
 	}
 	sctx, cancel := l.stmtContext(ctx)
 	defer cancel()
-	err := func() error {
-		rows, err := l.c.Query(sctx, sql, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := fn(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}()
+	rows, err := l.c.Query(sctx, sql, args...)
+	err = eachRow(rows, err, fn)
 	return classify(deadlineError(context.WithoutCancel(ctx), sctx, err))
 }
 

@@ -189,17 +189,22 @@ func closeConn(c *pgxpool.Conn) {
 func (s *Store) queryRows(ctx context.Context, sql string, args []any, fn func(rowScanner) error) error {
 	return s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		rows, err := c.Query(ctx, sql, args...)
-		if err != nil {
+		return eachRow(rows, err, fn)
+	})
+}
+
+// eachRow runs fn over the rows a Query returned (with its error), closing them.
+func eachRow(rows pgx.Rows, err error, fn func(rowScanner) error) error {
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := fn(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	})
+	}
+	return rows.Err()
 }
 
 // sqlCall is the parameter struct of one SQL function call with more than three parameters
