@@ -70,8 +70,17 @@ func (s *Store) Pop(ctx context.Context, r PopRequest) ([]mq.Message, error) {
 	}
 	// A pop's first claims insert consumer rows in the walk's order, which a concurrent queue
 	// deletion (locking partitions by id) can cross. PostgreSQL then aborts one of them; an
-	// aborted pop has changed nothing, so it simply runs again.
-	err := retryOnDeadlock(3, run)
+	// aborted pop has changed nothing, so it simply runs again. A deletion that commits while
+	// the pop registers its group or inserts a consumer row makes that insert fail its foreign
+	// key: the queue is gone, so the pop, run again, finds nothing (and if it keeps meeting
+	// deletions, it answers empty: nothing was deliverable from a queue being deleted).
+	err := run()
+	for i := 1; i < 3 && (pgCode(err) == codeDeadlock || pgCode(err) == codeForeignKey); i++ {
+		err = run()
+	}
+	if pgCode(err) == codeForeignKey {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pop: %w", err)
 	}
