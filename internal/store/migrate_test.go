@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -24,7 +25,10 @@ func TestMain(m *testing.M) {
 
 func openSchema(t testing.TB, schema string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), Options{DSN: testDSN, Schema: schema, MaxConns: 4})
+	// Generous deadlines: the suite shares the machine with other packages, and calls such as
+	// a pop over 10,000 partitions are slow on a loaded one; the deadline tests set their own.
+	s, err := Open(context.Background(), Options{DSN: testDSN, Schema: schema, MaxConns: 4,
+		ConnectTimeout: 15 * time.Second, RequestTimeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
