@@ -3,31 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 // `queues create` has a flag for every queue option of the broker's table, and the flags
 // together send exactly the table's keys: a new row in mq.OptionTable without a flag fails here.
 func TestQueueOptionFlagsCoverTheOptionTable(t *testing.T) {
-	var sent map[string]any
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Options map[string]any `json:"options"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		sent = body.Options
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"configured":true,"queue":"q","options":{}}`))
-	}))
-	defer srv.Close()
-	args := []string{"--server", srv.URL, "queues", "create", "q",
+	url, sent := testkit.ConfigureRecorder(t)
+	args := []string{"--server", url, "queues", "create", "q",
 		"--lease-time", "1s", "--retry-limit", "1", "--retry-delay", "1s", "--priority", "1", "--max-size", "1",
 		"--ttl", "1s", "--dead-letter-queue", "--dlq-after-max-retries", "--delayed-processing", "1s",
 		"--window-buffer", "1s", "--retention", "1s", "--completed-retention", "1s", "--retention-enabled",
@@ -36,16 +25,12 @@ func TestQueueOptionFlagsCoverTheOptionTable(t *testing.T) {
 	if code := runIO(context.Background(), args, strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	var got, want []string
-	for k := range sent {
-		got = append(got, k)
-	}
+	var want []string
 	for _, o := range mq.OptionTable {
 		want = append(want, o.Key)
 	}
-	sort.Strings(got)
 	sort.Strings(want)
-	if strings.Join(got, ",") != strings.Join(want, ",") {
+	if got := sent(); !slices.Equal(got, want) {
 		t.Fatalf("flags send %v\ntable has %v", got, want)
 	}
 }

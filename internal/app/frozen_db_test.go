@@ -355,27 +355,11 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 	}
 
 	// Pushes in flight when the network black-holes.
-	var mu sync.Mutex
-	var pushes []keyedAnswer
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key := fmt.Sprintf("w%d-%d-%s", w, i, uuid.NewString())
-				r := call(base, "POST", "/api/v1/push", pushBody(key, 3))
-				mu.Lock()
-				pushes = append(pushes, keyedAnswer{key, r})
-				mu.Unlock()
-			}
-		})
-	}
+	pushLoop := startPushLoop(base, "w")
 	// And every other route family, in flight at the freeze too.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
 	inFlight := map[string][]answer{}
 	for _, rc := range frozenRoutes() {
 		wg.Go(func() {
@@ -401,6 +385,7 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+	pushes := pushLoop()
 	p.thaw()
 	t.Logf("frozen for %v", time.Since(frozenAt).Round(time.Millisecond))
 
@@ -436,6 +421,36 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 type keyedAnswer struct {
 	key string
 	a   answer
+}
+
+// startPushLoop runs four producers pushing distinct keys to base until the returned stop is
+// called, which waits for them and returns every push with its answer.
+func startPushLoop(base, prefix string) (stop func() []keyedAnswer) {
+	var mu sync.Mutex
+	var pushes []keyedAnswer
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				key := fmt.Sprintf("%s%d-%d-%s", prefix, w, i, uuid.NewString())
+				r := call(base, "POST", "/api/v1/push", pushBody(key, 3))
+				mu.Lock()
+				pushes = append(pushes, keyedAnswer{key, r})
+				mu.Unlock()
+			}
+		})
+	}
+	return func() []keyedAnswer {
+		close(done)
+		wg.Wait()
+		return pushes
+	}
 }
 
 // checkPushesAcrossOutage checks the pushes sent across an outage once the database is back:

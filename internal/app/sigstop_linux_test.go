@@ -8,12 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/queen-go/queen/internal/app"
 	"github.com/queen-go/queen/internal/embeddedpg"
 )
@@ -57,26 +55,7 @@ func TestPostgresStoppedMidRequest(t *testing.T) {
 	}()
 	time.Sleep(100 * time.Millisecond) // its first attempt finds nothing and it parks
 
-	var mu sync.Mutex
-	var pushes []keyedAnswer
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key := fmt.Sprintf("s%d-%d-%s", w, i, uuid.NewString())
-				r := call(base, "POST", "/api/v1/push", pushBody(key, 3))
-				mu.Lock()
-				pushes = append(pushes, keyedAnswer{key, r})
-				mu.Unlock()
-			}
-		})
-	}
+	pushLoop := startPushLoop(base, "s")
 	time.Sleep(200 * time.Millisecond)
 	signalServer(t, dataDir, syscall.SIGSTOP)
 	stoppedAt := time.Now()
@@ -87,8 +66,7 @@ func TestPostgresStoppedMidRequest(t *testing.T) {
 	if bound := popTimeout + routeBound(frozenRequestTimeout); p.code != 204 || p.took > popTimeout+3*routeBound(frozenRequestTimeout) {
 		t.Errorf("pop parked across the freeze: %d %s after %v, want 204 within %v", p.code, p.body, p.took, bound)
 	}
-	close(stop)
-	wg.Wait()
+	pushes := pushLoop()
 	signalServer(t, dataDir, syscall.SIGCONT)
 	t.Logf("PostgreSQL stopped for %v; %d pushes", time.Since(stoppedAt).Round(time.Millisecond), len(pushes))
 

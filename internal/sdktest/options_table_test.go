@@ -1,32 +1,21 @@
 package sdktest
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
+	"slices"
 	"sort"
 	"testing"
 	"time"
 
 	queen "github.com/queen-go/queen/client"
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 // The SDK sets every queue option of the broker's table, under the table's keys: a new row in
 // mq.OptionTable without an SDK option function fails here.
 func TestSDKOptionsCoverTheOptionTable(t *testing.T) {
-	var sent map[string]any
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Options map[string]any `json:"options"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		sent = body.Options
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"configured":true,"queue":"q","options":{}}`))
-	}))
-	defer srv.Close()
-	c, err := queen.New(srv.URL)
+	url, sent := testkit.ConfigureRecorder(t)
+	c, err := queen.New(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,21 +28,17 @@ func TestSDKOptionsCoverTheOptionTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got, want []string
-	for k := range sent {
-		got = append(got, k)
-	}
-	for _, o := range mq.OptionTable {
-		want = append(want, o.Key)
-	}
-	sort.Strings(got)
-	sort.Strings(want)
-	if len(got) != len(want) {
+	if got, want := sent(), tableKeys(); !slices.Equal(got, want) {
 		t.Fatalf("SDK sends %v\ntable has %v", got, want)
 	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("SDK sends %v\ntable has %v", got, want)
-		}
+}
+
+// tableKeys are mq.OptionTable's keys, sorted.
+func tableKeys() []string {
+	var keys []string
+	for _, o := range mq.OptionTable {
+		keys = append(keys, o.Key)
 	}
+	sort.Strings(keys)
+	return keys
 }

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -13,37 +11,11 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// dbHealth remembers the outcome of database calls for GET /api/v1/system/health: the public
-// /health says only connected or disconnected, so the driver's text has to be kept somewhere
-// an operator can read it without the log (docs/api/admin-api.md §10.2).
+// dbHealth holds what GET /api/v1/system/health reports beyond the outage tracker's record
+// of the database calls (outage.go).
 type dbHealth struct {
 	mu        sync.Mutex
-	lastOK    time.Time
-	since     time.Time // start of the current outage; zero when none
-	lastErr   string
-	lastErrAt time.Time
 	listening bool // the notification listener holds its connection
-}
-
-// observe records the outcome of one database call. Errors that do not make the database
-// unavailable (a constraint, one of our QG codes) are answers from a working database; a
-// cancelled call says nothing about it.
-func (s *Store) observe(err error) {
-	if errors.Is(err, context.Canceled) {
-		return
-	}
-	now := time.Now()
-	h := &s.health
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !errors.Is(err, mq.ErrUnavailable) {
-		h.lastOK, h.since = now, time.Time{}
-		return
-	}
-	if h.since.IsZero() {
-		h.since = now
-	}
-	h.lastErr, h.lastErrAt = err.Error(), now
 }
 
 // setListening records the notification listener's state.
@@ -71,19 +43,23 @@ func (s *Store) DatabaseDetail() mq.DatabaseDetail {
 			}
 		}
 	}
-	h := &s.health
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	opt := func(t time.Time) *time.Time {
 		if t.IsZero() {
 			return nil
 		}
 		return &t
 	}
-	d.LastOK, d.UnavailableSince, d.LastErrorAt = opt(h.lastOK), opt(h.since), opt(h.lastErrAt)
-	d.LastError = h.lastErr
-	if h.listening {
+	o := s.outage
+	o.mu.Lock()
+	d.LastOK, d.LastErrorAt, d.LastError = opt(o.lastOK), opt(o.lastErrAt), o.lastErr
+	if o.down {
+		d.UnavailableSince = opt(o.since)
+	}
+	o.mu.Unlock()
+	s.health.mu.Lock()
+	if s.health.listening {
 		d.Listener = mq.ListenerConnected
 	}
+	s.health.mu.Unlock()
 	return d
 }

@@ -23,6 +23,10 @@ type outageTracker struct {
 	down     bool
 	since    time.Time
 	answered int64 // requests answered 503/500 since the outage began
+	// What GET /api/v1/system/health reports: the public /health says only connected or
+	// disconnected, so the driver's text is kept here for operators (docs/api/admin-api.md §10.2).
+	lastOK, lastErrAt time.Time
+	lastErr           string
 }
 
 func newOutageTracker(log *slog.Logger) *outageTracker {
@@ -49,17 +53,18 @@ func (t *outageTracker) observe(ctx context.Context, err error) {
 func (t *outageTracker) failed(err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.lastErr, t.lastErrAt = err.Error(), t.now()
 	if t.down {
 		return
 	}
-	t.down, t.since, t.answered = true, t.now(), 0
+	t.down, t.since, t.answered = true, t.lastErrAt, 0
 	t.log.Error("database unavailable: answering 503 (500 on transactions) until it is back", "err", err)
 }
 
-// succeeded notes a database that answered; it ends an outage, logging its length and count.
 func (t *outageTracker) succeeded() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.lastOK = t.now()
 	if !t.down {
 		return
 	}

@@ -172,7 +172,6 @@ func (s *Store) withConn(ctx context.Context, fn func(context.Context, *pgxpool.
 		cancel()
 	}
 	s.outage.observe(ctx, err)
-	s.observe(err) // for GET /api/v1/system/health
 	return err
 }
 
