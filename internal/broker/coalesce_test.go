@@ -68,7 +68,7 @@ func TestCoalescerMergesConcurrentRequestsAndSplitsResults(t *testing.T) {
 	}
 	// Let every request queue up behind the first call or join it (a flush that starts late
 	// takes several at once), then release the writer.
-	testkit.Eventually(t, 5*time.Second, time.Millisecond, func() error {
+	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
 		if n := c.queued() + int(w.held.Load())/2; n < 20 {
 			return fmt.Errorf("%d of 20 requests queued or in the held call", n)
 		}

@@ -160,9 +160,10 @@ type popResult struct {
 func (x *tb) parkedPop(r mq.PopRequest) <-chan popResult {
 	x.t.Helper()
 	r.Wait, r.Deadline = true, time.Now().Add(time.Minute)
-	ch := make(chan struct{}, 2)
-	ch <- struct{}{}
-	ch <- struct{}{}
+	// The slot's channel is unbuffered: the pop's first attempt enters the gate exactly when
+	// the test receives, and leaves it exactly when the test sends. So the test knows the first
+	// attempt (which finds nothing) is over before it writes, however fast or slow it ran.
+	ch := make(chan struct{})
 	key := gateKeyOf(r)
 	g := x.b.popGate
 	g.mu.Lock()
@@ -183,16 +184,33 @@ func (x *tb) parkedPop(r mq.PopRequest) <-chan popResult {
 		out <- popResult{res, err}
 	}()
 	x.waitParked(before + 1)
-	<-ch // let the first attempt in
-	testkit.Eventually(x.t, 5*time.Second, time.Millisecond, func() error {
-		if len(ch) != 2 {
-			return fmt.Errorf("first attempt not inside the gate")
+	handshake := func(step string, op func() bool) {
+		x.t.Helper()
+		if !op() {
+			select {
+			case p := <-out:
+				x.t.Fatalf("%s: pop answered %+v %v", step, p.res, p.err)
+			default:
+				x.t.Fatalf("%s: not within a minute", step)
+			}
 		}
-		return nil
+	}
+	handshake("first attempt entering the gate", func() bool {
+		select {
+		case <-ch:
+			return true
+		case <-time.After(time.Minute):
+			return false
+		}
 	})
-	ch <- struct{}{} // returns once the first attempt left the gate
-	<-ch
-	<-ch // free for later attempts
+	handshake("first attempt leaving the gate", func() bool {
+		select {
+		case ch <- struct{}{}:
+			return true
+		case <-time.After(time.Minute):
+			return false
+		}
+	})
 	g.mu.Lock()
 	slot := g.slots[key]
 	g.mu.Unlock()
@@ -217,7 +235,7 @@ func gateKeyOf(r mq.PopRequest) string {
 // waitParked waits until the broker has exactly n parked pops.
 func (x *tb) waitParked(n int) {
 	x.t.Helper()
-	testkit.Eventually(x.t, 5*time.Second, 2*time.Millisecond, func() error {
+	testkit.Eventually(x.t, 30*time.Second, 2*time.Millisecond, func() error {
 		if got := x.b.Hub().Parked(); got != n {
 			return fmt.Errorf("parked pops: %d, want %d", got, n)
 		}

@@ -127,7 +127,7 @@ func (h *callHold) arm() { h.armed.Store(true) }
 // waitFor waits until items items are in the held call or queued behind it, then releases it.
 func (h *callHold) waitFor(t *testing.T, items int) {
 	t.Helper()
-	testkit.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
 		queued := 0
 		h.x.b.pushes.laneFor(nil) // the lanes exist before they are read
 		for _, l := range h.x.b.pushes.lanes {

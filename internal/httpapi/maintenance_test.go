@@ -263,7 +263,7 @@ func TestMaintenanceReachesOtherInstance(t *testing.T) {
 		}
 		parked <- resp.StatusCode
 	}()
-	testkit.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
+	testkit.Eventually(t, time.Minute, 5*time.Millisecond, func() error {
 		if n := b.Broker.Hub().Parked(); n != 1 {
 			return fmt.Errorf("%d parked pops on b", n)
 		}

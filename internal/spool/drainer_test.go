@@ -83,7 +83,7 @@ func TestDrainerRetriesInOrderExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Stop()
-	testkit.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
 		if p := s.Pending(); p != 0 {
 			return fmt.Errorf("%d pending", p)
 		}
@@ -131,7 +131,7 @@ func TestDrainerWaitsForReady(t *testing.T) {
 	}
 	ready.Store(true)
 	d.Kick()
-	testkit.Eventually(t, 5*time.Second, time.Millisecond, func() error {
+	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
 		if p := s.Pending(); p != 0 {
 			return fmt.Errorf("%d pending", p)
 		}
@@ -151,7 +151,7 @@ func TestDrainerStopDuringBackoff(t *testing.T) {
 	if err := d.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, 5*time.Second, time.Millisecond, func() error {
+	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
 		if d.Stats().Failed != 1 {
 			return errors.New("not failing yet")
 		}

@@ -308,7 +308,7 @@ func TestGroupCommit(t *testing.T) {
 	for i := 1; i < n; i++ {
 		appendOne(i)
 	}
-	testkit.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
 		s.qmu.Lock()
 		defer s.qmu.Unlock()
 		if len(s.queue) != n-1 {
@@ -349,7 +349,7 @@ func TestAppendAbandonedBeforeWriteIsNotKept(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan error, 1)
 	go func() { second <- s.Append(ctx, []Record{rec("p", 1)}) }()
-	testkit.Eventually(t, 5*time.Second, time.Millisecond, func() error {
+	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
 		s.qmu.Lock()
 		defer s.qmu.Unlock()
 		if len(s.queue) != 1 {

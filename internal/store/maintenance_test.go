@@ -114,7 +114,7 @@ func TestListenRelaysMaintenanceChanges(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	// The listener connects in the background: change until a change is heard.
 	on := false
-	testkit.Eventually(t, 10*time.Second, 50*time.Millisecond, func() error {
+	testkit.Eventually(t, time.Minute, 50*time.Millisecond, func() error {
 		on = !on
 		want, err := s.SetMaintenanceMode(context.Background(), mq.PushMaintenance, on, nil, "w1")
 		if err != nil {
