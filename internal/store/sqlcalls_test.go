@@ -38,6 +38,8 @@ var sqlCalls = []struct {
 	{sqlStatsPartitions, statsPartitionsArgs{}},
 	{sqlMetricsFlush, metricsFlushArgs{}},
 	{sqlSetMaintenanceMode, setMaintenanceArgs{}},
+	{sqlDLQRedeliverMatching, dlqRedeliverMatchingArgs{}},
+	{sqlMessageRetry, messageRetryArgs{}},
 }
 
 var (
