@@ -110,3 +110,14 @@ const (
 	// ReasonQueueFull skips a copy into a queue at its maxSize.
 	ReasonQueueFull = "queue full"
 )
+
+// DLQRequeueRequest is a validated DLQ requeue (docs/api/admin-api.md §3.2): the selection, the
+// mode and, for a copy, the target (an empty ToPartition: each entry's own partition name) and
+// the producer identity the copies carry (the requesting token's sub).
+type DLQRequeueRequest struct {
+	Selection   DLQSelection
+	Mode        string // RequeueRedeliver or RequeueCopy
+	ToQueue     string
+	ToPartition string
+	ProducerSub *string
+}

@@ -40,6 +40,8 @@ var sqlCalls = []struct {
 	{sqlSetMaintenanceMode, setMaintenanceArgs{}},
 	{sqlDLQRedeliverMatching, dlqRedeliverMatchingArgs{}},
 	{sqlMessageRetry, messageRetryArgs{}},
+	{sqlDLQCopySources, dlqCopySourcesArgs{}},
+	{sqlDLQCopy, dlqCopyArgs{}},
 }
 
 var (
