@@ -29,7 +29,9 @@ type dlqCopySourcesArgs struct {
 	Limit int
 }
 
-func (a dlqCopySourcesArgs) args() []any { return append(append([]any{a.IDs}, a.dlqMatchArgs.args()...), a.Limit) }
+func (a dlqCopySourcesArgs) args() []any {
+	return append(append([]any{a.IDs}, a.dlqMatchArgs.args()...), a.Limit)
+}
 
 // DLQCopySources reads the entries a copy acts on: those of ids that exist (sel.IDs, canonical
 // UUIDs), or up to sel.Limit entries matching sel.Filter, oldest failedAt first.
