@@ -363,3 +363,33 @@ func TestMoveToDLQRequeued(t *testing.T) {
 		t.Fatalf("set %v", s)
 	}
 }
+
+// Completed retention leaves requeued messages (not consumed, docs/api/concepts.md §10), and no
+// retention rule removes a message of a live requeue batch.
+func TestRetentionSparesRequeued(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) {
+		o.RetentionEnabled, o.CompletedRetentionSeconds, o.LeaseTime = true, 60, 600
+	})
+	b.pushKeys("p", "a", "b", "c")
+	b.deadLetter(mq.QueueMode, "a")
+	b.deadLetter(mq.QueueMode, "b")
+	p := b.mustPop(PopRequest{}, "c")
+	b.mustAck(ackOf(p, 0, mq.AckCompleted))
+	b.redeliver(b.dlqIDs(mq.QueueMode)...)
+	held := b.mustPop(PopRequest{Batch: 1}, "a") // a requeue batch, leased for 600 s
+	b.clock.Advance(61 * time.Second)
+	b.retention(1000, 30)
+	if got := b.stored(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("stored %v, want a (leased) and b (requeued)", got)
+	}
+	b.mustAck(ackOf(held, 0, mq.AckCompleted))
+	b.mustPop(PopRequest{}, "b")
+	if got := b.stored(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("stored %v", got)
+	}
+	b.retention(1000, 30) // a is consumed now; b is leased
+	if got := b.stored(); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("stored %v, want b", got)
+	}
+}
