@@ -16,6 +16,9 @@ import (
 // requeued or deleted, never existed, malformed) is skipped with its text as sent, each once;
 // by filter, Remaining counts the matching entries the mode could still act on.
 func (a *Admin) RequeueDLQ(ctx context.Context, req mq.DLQRequeueRequest) (mq.DLQRequeueResult, error) {
+	// A bulk route: up to 1,000 entries, DB_STATEMENT_TIMEOUT for its whole work
+	// (docs/api/operations.md §9.1).
+	ctx = store.Bulk(ctx)
 	var res mq.DLQRequeueResult
 	var err error
 	if req.Mode == mq.RequeueCopy {
