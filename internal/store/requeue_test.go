@@ -393,3 +393,28 @@ func TestRetentionSparesRequeued(t *testing.T) {
 		t.Fatalf("stored %v, want b", got)
 	}
 }
+
+// A transaction acks a requeue batch like the ack routes (its required lease resolves the
+// lease-less item), next to an ack of another pair's normal batch in the same call; a wrong
+// required lease rolls it back.
+func TestRequeueBatchInTransaction(t *testing.T) {
+	b := setup(t)
+	b.pushKeys("p", "a", "b")
+	b.deadLetter("g", "a")
+	b.redeliver(b.dlqIDs("g")...)
+	rq := b.mustPop(PopRequest{Group: "g", Batch: 5}, "a")
+	other := b.seed("q", "", "x")
+	b.txnRollback(mq.CodeLease, "", []string{"00000000-0000-0000-0000-000000000001"}, txnAck(rq, 0))
+	res := b.txnCommit([]string{rq.LeaseID, other.LeaseID}, txnAck(rq, 0), txnAck(other, 0))
+	if len(res) != 2 {
+		t.Fatalf("results %+v", res)
+	}
+	if s := b.requeuedSet("p", "g"); len(s) != 0 {
+		t.Fatalf("set %v", s)
+	}
+	b.wantState("q", mq.QueueMode, 1, false)
+	if s := b.state(b.queue, "p", "g"); s.Cursor != 1 || s.LeaseID != nil {
+		t.Fatalf("g: %+v", s)
+	}
+	b.mustPop(PopRequest{Group: "g"}, "b")
+}
