@@ -442,3 +442,32 @@ func TestRequeuedCountsUnconsumed(t *testing.T) {
 		t.Fatalf("a in a live requeue batch: %+v", d.Consumers)
 	}
 }
+
+// Eviction counts a requeued message's wait from its requeue (docs/api/concepts.md §11) and
+// dead-letters it for the group whose set held it.
+func TestEvictionOfRequeued(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.MaxWaitTimeSeconds = 60 })
+	b.pushKeys("p", "a", "b")
+	b.deadLetter("g", "a")
+	p := b.mustPop(PopRequest{Group: "g"}, "b")
+	b.mustAck(ackOf(p, 0, mq.AckCompleted))
+	b.clock.Advance(100 * time.Second)
+	b.redeliver(b.dlqIDs("g")...)
+	b.eviction(100)
+	if got := b.stored(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("stored %v: a was requeued just now", got)
+	}
+	b.clock.Advance(61 * time.Second)
+	b.eviction(100)
+	if got := b.stored(); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("stored %v, want b", got)
+	}
+	if d := b.dlq(b.queue); len(d) != 1 || d[0].Group != "g" || d[0].Error != "Max wait time exceeded" {
+		t.Fatalf("dlq %+v", d)
+	}
+	if s := b.requeuedSet("p", "g"); len(s) != 0 {
+		t.Fatalf("set %v", s)
+	}
+	b.noPop(PopRequest{Group: "g"})
+}
