@@ -59,13 +59,15 @@ DECLARE
 BEGIN
     UPDATE requeued r SET in_batch = false
     WHERE r.partition_id = p_pid AND r.consumer_group = p_group AND r.in_batch;
-    WITH pick AS (
-        SELECT r.position FROM requeued r
+    -- The first p_budget rows are those up to the p_budget-th position: one range of the
+    -- primary key (a join of the picked rows back to the table may be planned as a nested loop).
+    WITH marked AS (
+        UPDATE requeued r SET in_batch = true
         WHERE r.partition_id = p_pid AND r.consumer_group = p_group
-        ORDER BY r.position LIMIT p_budget
-    ), marked AS (
-        UPDATE requeued r SET in_batch = true FROM pick
-        WHERE r.partition_id = p_pid AND r.consumer_group = p_group AND r.position = pick.position
+          AND r.position <= (SELECT max(x.position) FROM (
+                                 SELECT r2.position FROM requeued r2
+                                 WHERE r2.partition_id = p_pid AND r2.consumer_group = p_group
+                                 ORDER BY r2.position LIMIT p_budget) x)
         RETURNING r.position, r.rq
     )
     SELECT array_agg(m.position ORDER BY m.position), max(m.rq) INTO v_pos, v_rq FROM marked m;
