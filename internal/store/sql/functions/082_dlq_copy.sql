@@ -22,7 +22,8 @@ $$;
 
 -- Writes the copies of the entries p_dlq_ids (item i into (p_queues[i], p_partitions[i]), with
 -- message id p_ids[i], which is also its key) and removes each entry whose copy was written,
--- in one transaction. Entries locked first (ascending id), then the push's own locks. Raises
+-- in one transaction. The push's locks are taken first (capped queues, partitions), then the
+-- entries (ascending id). Raises
 -- QG001 when a target partition is missing (the caller creates it and calls again). Returns per
 -- entry that still existed: its id, the push status (queued | failed: the target queue is at
 -- its maxSize) and, when queued, the new message's partition and queue.
@@ -38,6 +39,17 @@ DECLARE
     v_plan  qg_push_plan[];
     v_qids  uuid[];
 BEGIN
+    v_pids := qg_partition_ids(p_queues, p_partitions);
+    IF array_position(v_pids, NULL) IS NOT NULL THEN
+        PERFORM qg_raise_missing_partitions();
+    END IF;
+    -- A push's locks first, in its order (docs/api/concepts.md §4.2: capped queues, partitions),
+    -- then the entries: a message deletion holds its partition, then removes the message's
+    -- entries, so taking an entry before a partition could deadlock with it.
+    PERFORM 1 FROM queues q
+    WHERE q.max_size > 0 AND q.id IN (SELECT p.queue_id FROM partitions p WHERE p.id = ANY (v_pids))
+    ORDER BY q.id FOR NO KEY UPDATE;
+    PERFORM 1 FROM partitions p WHERE p.id = ANY (v_pids) ORDER BY p.id FOR NO KEY UPDATE;
     PERFORM 1 FROM dlq d WHERE d.id = ANY (p_dlq_ids) ORDER BY d.id FOR UPDATE;
     SELECT array_agg(u.ord ORDER BY u.ord) INTO v_keep
     FROM unnest(p_dlq_ids) WITH ORDINALITY AS u (id, ord)
@@ -45,12 +57,7 @@ BEGIN
     IF v_keep IS NULL THEN
         RETURN;
     END IF;
-    v_pids := qg_partition_ids(ARRAY(SELECT p_queues[k] FROM unnest(v_keep) AS k),
-                               ARRAY(SELECT p_partitions[k] FROM unnest(v_keep) AS k));
-    IF array_position(v_pids, NULL) IS NOT NULL THEN
-        PERFORM qg_raise_missing_partitions();
-    END IF;
-    SELECT array_agg(r ORDER BY r.i) INTO v_plan FROM qg_push_items(v_pids,
+    SELECT array_agg(r ORDER BY r.i) INTO v_plan FROM qg_push_items(ARRAY(SELECT v_pids[k] FROM unnest(v_keep) AS k),
         ARRAY(SELECT p_ids[k]::text FROM unnest(v_keep) AS k),
         ARRAY(SELECT p_ids[k] FROM unnest(v_keep) AS k),
         ARRAY(SELECT p_payloads[k] FROM unnest(v_keep) AS k),
