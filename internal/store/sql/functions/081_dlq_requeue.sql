@@ -1,8 +1,12 @@
 -- Requeue from the DLQ in redeliver mode and the message retry (docs/api/admin-api.md §2.4,
--- §3.2; docs/api/concepts.md §9.2). Each call is one transaction. Locks: the DLQ entries first
--- (ascending id; the delete routes lock nothing else), then the consumer rows of their pairs in
--- ascending (partition, group) order, the order of every write path; work rows after them, as
--- acks take them. Parked pops of the affected queues are notified on commit.
+-- §3.2; docs/api/concepts.md §9.2). Each call is one transaction. Locks: the consumer rows of
+-- the entries' pairs in ascending (partition, group) order, the order of every write path; then
+-- the entries' messages (KEY SHARE, as the requeued rows' foreign key takes it anyway); then
+-- the entries (ascending id); work rows last, as acks take them. Retention and clear hold
+-- consumer rows while they remove messages, and a message deletion removes the message before
+-- its entries, so this order waits on both and deadlocks with neither. The entries are first
+-- read without a lock to find the pairs; they never change, and one removed meanwhile is
+-- reported as not found. Parked pops of the affected queues are notified on commit.
 
 -- Requeues one DLQ entry for its group (the caller holds the entry and its pair's consumer
 -- row). Returns NULL when the entry was requeued (and removed), else the reason it is kept.
@@ -68,11 +72,15 @@ BEGIN
     requeued := 0;
     skipped_ids := '{}';
     skipped_reasons := '{}';
-    PERFORM 1 FROM dlq d WHERE d.id = ANY (p_ids) ORDER BY d.id FOR UPDATE;
     PERFORM 1 FROM consumers c
     WHERE (c.partition_id, c.consumer_group) IN (SELECT d.partition_id, d.consumer_group FROM dlq d WHERE d.id = ANY (p_ids))
     ORDER BY c.partition_id, c.consumer_group
     FOR UPDATE;
+    PERFORM 1 FROM messages m
+    WHERE (m.partition_id, m.transaction_id) IN (SELECT d.partition_id, d.transaction_id FROM dlq d WHERE d.id = ANY (p_ids))
+    ORDER BY m.partition_id, m.position
+    FOR KEY SHARE;
+    PERFORM 1 FROM dlq d WHERE d.id = ANY (p_ids) ORDER BY d.id FOR UPDATE;
     FOR v_id IN SELECT u.id FROM unnest(p_ids) WITH ORDINALITY AS u (id, ord) ORDER BY u.ord LOOP
         SELECT d.queue_id INTO v_qid FROM dlq d WHERE d.id = v_id;
         v_reason := qg_requeue_entry(v_id, v_now);
@@ -145,7 +153,11 @@ DECLARE
     v_n      integer;
     v_wake   boolean := false;
 BEGIN
-    SELECT m.position, m.id INTO v_pos, v_mid FROM messages m WHERE m.partition_id = p_pid AND m.transaction_id = p_key;
+    -- Locks as qg_dlq_redeliver takes them: consumer rows, the message, its entries.
+    PERFORM 1 FROM consumers c WHERE c.partition_id = p_pid AND (p_group IS NULL OR c.consumer_group = p_group)
+    ORDER BY c.consumer_group FOR UPDATE;
+    SELECT m.position, m.id INTO v_pos, v_mid FROM messages m WHERE m.partition_id = p_pid AND m.transaction_id = p_key
+    FOR KEY SHARE;
     IF NOT FOUND THEN
         RETURN;
     END IF;
@@ -153,8 +165,6 @@ BEGIN
     PERFORM 1 FROM dlq d WHERE d.partition_id = p_pid AND d.message_id = v_mid
       AND (p_group IS NULL OR d.consumer_group = p_group)
     ORDER BY d.id FOR UPDATE;
-    PERFORM 1 FROM consumers c WHERE c.partition_id = p_pid AND (p_group IS NULL OR c.consumer_group = p_group)
-    ORDER BY c.consumer_group FOR UPDATE;
     FOR v_grp IN
         SELECT c.consumer_group FROM consumers c WHERE c.partition_id = p_pid AND (p_group IS NULL OR c.consumer_group = p_group)
         UNION
