@@ -117,7 +117,7 @@ func TestStopEndsEveryGoroutine(t *testing.T) {
 		}
 	}()
 	tr := &http.Transport{}
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	client := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
 	call := func(method, path string, body any) (int, any) {
 		t.Helper()
 		var rd io.Reader
