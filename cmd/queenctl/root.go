@@ -94,6 +94,7 @@ only to the context's own server).
 	root.AddCommand(a.pushCmd(), a.popCmd(), a.ackCmd(), a.extendCmd(), a.consumeCmd(), a.tailCmd(),
 		a.txnCmd(), a.queuesCmd(), a.partitionsCmd(), a.messagesCmd(), a.dlqCmd(), a.groupsCmd(), a.seekCmd(), a.replayCmd(),
 		a.lagCmd(), a.tracesCmd(), a.statusCmd(), a.healthCmd(), a.contextCmd())
+	root.AddCommand(a.applyCmd())
 	root.SetHelpCommand(&cobra.Command{
 		Use:   "help [COMMAND]",
 		Short: "Help about any command",
