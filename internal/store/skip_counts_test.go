@@ -101,3 +101,39 @@ func lagOnP(t *testing.T, b *testBundle, group string) mq.PairLag {
 	t.Fatalf("no pair of %s on p", group)
 	return mq.PairLag{}
 }
+
+// A named group that skips a message has consumed it (admin-api.md §2.1 busStatus, the
+// message detail's consumers), while the messages around it stay pending for it.
+func TestSkipMarkedMessageIsConsumedByItsGroup(t *testing.T) {
+	b := setup(t)
+	res := b.pushKeys("p", "a", "b", "c")
+	pid := res[0].PartitionID
+	b.mustPop(PopRequest{Partition: "p", Group: "g", Batch: 1}, "a") // g registers; a leased
+	if got := b.move(pid, "b", "g"); len(got) != 1 || got[0] != "g:moved" {
+		t.Fatalf("move b for g: %v", got)
+	}
+	d, found, err := b.s.MessageDetail(b.ctx, pid, "b")
+	if err != nil || !found {
+		t.Fatalf("detail of b: %v %v", found, err)
+	}
+	for _, c := range d.Consumers {
+		if c.Group == "g" && !c.Consumed {
+			t.Fatalf("b's consumers %+v: g skips it, so it consumed it", d.Consumers)
+		}
+	}
+	from := b.clock.Now().Add(-time.Hour)
+	msgs, err := b.s.ListMessages(b.ctx, mq.MessageFilter{Queue: b.queue, From: &from, Page: mq.Page{Limit: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumedBy := map[string]int64{}
+	for _, m := range msgs {
+		consumedBy[m.TransactionID] = m.ConsumedBy
+	}
+	if consumedBy["a"] != 0 || consumedBy["b"] != 1 || consumedBy["c"] != 0 {
+		t.Fatalf("consumedBy %v, want b consumed by g only", consumedBy)
+	}
+	if l := lagOnP(t, b, "g"); l.OffsetLag != 2 {
+		t.Fatalf("g's lag %+v, want a and c", l)
+	}
+}
