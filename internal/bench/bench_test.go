@@ -2,10 +2,12 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/testkit"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -62,5 +64,58 @@ func TestOnlyLoopbackIsTargeted(t *testing.T) {
 	_, err := Run(context.Background(), "push", Config{Server: "http://192.0.2.1:6632", Conns: 1, Batch: 1, Partitions: 1})
 	if err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("err %v, want a refusal to target a non-loopback address", err)
+	}
+}
+
+// The spool scenario measures pushes the broker spools (docs/api/operations.md §4.1): here
+// push maintenance sends every push to the spool; a push the database took instead is an
+// error of the scenario, so a run against a healthy broker cannot pass for a spool figure.
+func TestSpoolScenarioCountsOnlyBufferedPushes(t *testing.T) {
+	srv := testserver.Start(t, testDSN, testserver.Options{})
+	api, err := newAPIClient(srv.URL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maintenance := func(on bool) {
+		t.Helper()
+		body := []byte(`{"enabled":false}`)
+		if on {
+			body = []byte(`{"enabled":true}`)
+		}
+		if _, err := api.call(context.Background(), "POST", "/api/v1/system/maintenance", body, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{Server: srv.URL, Batch: 10, Conns: 4, Partitions: 2, Duration: 300 * time.Millisecond, PayloadBytes: 20}
+
+	maintenance(true)
+	res, err := Run(context.Background(), "spool", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scenario != "spool" || res.Messages == 0 || res.Errors != 0 || res.MsgsPerSec <= 0 || res.Baseline != nil {
+		t.Fatalf("spooled: %+v", res)
+	}
+
+	// Once the spool is replayed, pushes reach the database again.
+	maintenance(false)
+	testkit.Eventually(t, 2*time.Minute, 100*time.Millisecond, func() error {
+		var b struct {
+			Pending int `json:"pending"`
+		}
+		if _, err := api.call(context.Background(), "GET", "/api/v1/status/buffers", nil, &b); err != nil {
+			return err
+		}
+		if b.Pending != 0 {
+			return fmt.Errorf("%d spooled pushes still to replay", b.Pending)
+		}
+		return nil
+	})
+	res, err = Run(context.Background(), "spool", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Messages != 0 || res.Errors == 0 {
+		t.Fatalf("database up: %+v, want every push counted as an error (queued, not buffered)", res)
 	}
 }

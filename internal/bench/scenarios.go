@@ -25,7 +25,10 @@ func (r *runner) pushBody(queue string, n int, part func(i int) int, seq int) []
 	return []byte(b.String())
 }
 
-func (r *runner) push(ctx context.Context) (Result, error) {
+// pushAs runs the push scenario under name. With want set, every item of every measured
+// answer must have that status (the spool scenario wants "buffered": a push that reached the
+// database instead is not what it measures), and a request with any other counts as an error.
+func (r *runner) pushAs(ctx context.Context, name, want string) (Result, error) {
 	// A producer's batch goes to one partition (per customer, per tenant…), the next request
 	// to the next partition. Bodies are built once, so the load generator spends its CPU on
 	// sending, not on formatting (the broker mints every message id anyway).
@@ -42,11 +45,23 @@ func (r *runner) push(ctx context.Context) (Result, error) {
 		}
 	}
 	var seq atomic.Int64
-	res := r.measure(ctx, "push", r.cfg.Conns, nil, func(ctx context.Context, w int, rec *recorder) error {
+	res := r.measure(ctx, name, r.cfg.Conns, nil, func(ctx context.Context, w int, rec *recorder) error {
 		body := bodies[int(seq.Add(1))%len(bodies)]
 		t := time.Now()
-		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, nil); err != nil {
+		var items []struct {
+			Status string `json:"status"`
+		}
+		var out any
+		if want != "" {
+			out = &items
+		}
+		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, out); err != nil {
 			return err
+		}
+		for _, it := range items {
+			if it.Status != want {
+				return fmt.Errorf("push answered %q, want %q", it.Status, want)
+			}
 		}
 		rec.ok(time.Since(t), r.cfg.Batch)
 		return nil

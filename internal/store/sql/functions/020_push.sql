@@ -40,10 +40,14 @@ CREATE TYPE qg_push_plan AS (
 -- (p_strict = false: taken keys report duplicate, a full queue reports failed per item) and the
 -- transaction route (p_strict = true: the first taken key raises QDUP, a full queue QFULL).
 -- Locks capped queues, then partitions, in ascending id order (the order of every write path),
--- then allocates positions in request order while holding the locks.
+-- then allocates positions in request order while holding the locks. Items flagged in
+-- p_uncapped (NULL: none) are written whatever their queue's maxSize: replayed spooled pushes,
+-- accepted when they were spooled (docs/api/operations.md §4.2); they still count towards the
+-- cap of the capped items after them.
 CREATE OR REPLACE FUNCTION qg_push_items(
     p_pids uuid[], p_keys text[], p_ids uuid[], p_payloads text[], p_encrypted boolean[],
-    p_traces uuid[], p_subs text[], p_now timestamptz, p_strict boolean)
+    p_traces uuid[], p_subs text[], p_now timestamptz, p_strict boolean,
+    p_uncapped boolean[] DEFAULT NULL)
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
     v_now  timestamptz;
@@ -69,10 +73,12 @@ BEGIN
     WITH items AS MATERIALIZED (
         SELECT (u.ord - 1)::int AS i, u.pid, u.k, u.mid, p.queue_id AS qid, q.name AS qname,
                p.name AS pname, q.max_size, q.dedup_window_seconds AS dw, p.last_position,
+               coalesce(u.unc, false) AS uncapped,
                -- keys compare byte-wise (COLLATE "C"): equality is all that matters, and it is far
                -- cheaper than the database collation
                row_number() OVER (PARTITION BY u.pid, u.k COLLATE "C" ORDER BY u.ord) AS dup_rank
-        FROM unnest(p_pids, p_keys, p_ids) WITH ORDINALITY AS u (pid, k, mid, ord)
+        -- (a NULL p_uncapped unnests as no rows: every item gets NULL)
+        FROM unnest(p_pids, p_keys, p_ids, p_uncapped) WITH ORDINALITY AS u (pid, k, mid, unc, ord)
         -- Partition rows are updated by every push: reach them through the primary key
         -- (= ANY), never a scan over their dead versions.
         JOIN (SELECT * FROM partitions WHERE id = ANY (p_pids)) p ON p.id = u.pid
@@ -95,7 +101,7 @@ BEGIN
         SELECT f.*, CASE
                    WHEN f.dup_rank > 1 THEN NULL
                    WHEN f.existing IS NOT NULL THEN 'taken'
-                   WHEN f.max_size = 0 THEN 'queued'
+                   WHEN f.max_size = 0 OR f.uncapped THEN 'queued'
                    WHEN (SELECT c.n FROM counts c WHERE c.qid = f.qid) + f.qseq <= f.max_size THEN 'queued'
                    ELSE 'failed' END AS st
         FROM fresh f
@@ -160,7 +166,8 @@ END $$;
 -- keys come back as 'taken' with the stored id.
 CREATE OR REPLACE FUNCTION qg_push(
     p_queues text[], p_partitions text[], p_pair_ids uuid[], p_pair_of integer[], p_keys text[],
-    p_ids uuid[], p_payloads text[], p_encrypted boolean[], p_subs text[], p_now timestamptz)
+    p_ids uuid[], p_payloads text[], p_encrypted boolean[], p_subs text[], p_uncapped boolean[],
+    p_now timestamptz)
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
     v_pairs uuid[] := coalesce(p_pair_ids, qg_partition_ids(p_queues, p_partitions));
@@ -171,5 +178,5 @@ BEGIN
     END IF;
     v_pids := ARRAY(SELECT v_pairs[u.j] FROM unnest(p_pair_of) WITH ORDINALITY AS u (j, ord) ORDER BY u.ord);
     RETURN QUERY SELECT * FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads, p_encrypted,
-        array_fill(NULL::uuid, ARRAY[cardinality(p_ids)]), p_subs, p_now, false);
+        array_fill(NULL::uuid, ARRAY[cardinality(p_ids)]), p_subs, p_now, false, p_uncapped);
 END $$;

@@ -43,7 +43,10 @@ LANGUAGE sql STABLE AS $$
     SELECT pg.id::text, pg.transaction_id, pg.partition_id::text, pg.qname, pg.pname, pg.namespace, pg.task,
            pg.status, qg_message_status(pg.partition_id, pg.position, pg.id, '__QUEUE_MODE__', p_now),
            (SELECT count(*) FROM consumers c WHERE c.partition_id = pg.partition_id
-              AND c.consumer_group <> '__QUEUE_MODE__' AND c.cursor >= pg.position),
+              AND c.consumer_group <> '__QUEUE_MODE__'
+              AND (c.cursor >= pg.position
+                   OR EXISTS (SELECT 1 FROM skip_marks k WHERE k.partition_id = pg.partition_id
+                                AND k.consumer_group = c.consumer_group AND k.position = pg.position))),
            (SELECT count(*) FROM consumers c WHERE c.partition_id = pg.partition_id
               AND c.consumer_group <> '__QUEUE_MODE__'),
            pg.trace_id::text, pg.producer_sub, pg.priority, pg.created_at,
@@ -79,7 +82,11 @@ $$;
 CREATE OR REPLACE FUNCTION qg_message_consumers(p_pid uuid, p_key text, p_now timestamptz)
 RETURNS TABLE (consumer_group text, consumed boolean, lease_expires_at timestamptz)
 LANGUAGE sql STABLE AS $$
-    SELECT c.consumer_group, c.cursor >= m.position,
+    SELECT c.consumer_group,
+           -- passed, or skipped (docs/api/concepts.md §10)
+           c.cursor >= m.position
+             OR EXISTS (SELECT 1 FROM skip_marks k WHERE k.partition_id = m.partition_id
+                          AND k.consumer_group = c.consumer_group AND k.position = m.position),
            CASE WHEN c.lease_expires_at > coalesce(p_now, now()) AND c.cursor < m.position
                      AND m.position <= c.batch_end THEN c.lease_expires_at END
     FROM messages m
