@@ -56,7 +56,9 @@ var hashVectors = []struct {
 		}},
 	{"cron", `[{"kind":"window-cron","every":"hour","gracePeriod":0,"idleFlushMs":30000,"eventTime":false,"allowedLateness":0,"onLate":"include"},{"kind":"reduce","hasInitial":true},{"kind":"map"},{"kind":"sink","queue":"hourly"}]`,
 		"20f7bd7bc21d2a9fdf08446c266ad65ba7dddb72fd68853a2bc36c073231ad62",
-		func() *Stream { return src().WindowCron("hour", OnLate("include")).Reduce(sum, 0).Map(idMap).To(q("hourly")) }},
+		func() *Stream {
+			return src().WindowCron("hour", OnLate("include")).Reduce(sum, 0).Map(idMap).To(q("hourly"))
+		}},
 	{"gate", `[{"kind":"gate"},{"kind":"sink","queue":"out"}]`,
 		"5fd7e4a41b14cfa1442b1ae0dbd020cc1110911bc923b4dd42f5f925ac5b0b1d",
 		func() *Stream { return src().Gate(allowAll).To(q("out")) }},
