@@ -68,7 +68,7 @@ func TestFoldWindows(t *testing.T) {
 	w0 := ms("2026-05-06T10:00:00Z")
 	stored := "tumb:60" + keySep + "2026-05-06T10:00:00.000Z" + keySep + "k"
 	loaded := stateOf(t, map[string]any{
-		stored:  map[string]any{"acc": map[string]any{"count": 2, "sum": 10}, "windowStart": w0, "windowEnd": w0 + 60_000},
+		stored:   map[string]any{"acc": map[string]any{"count": 2, "sum": 10}, "windowStart": w0, "windowEnd": w0 + 60_000},
 		"__wm__": map[string]any{"eventTimeMs": 1},
 		"tumb:30" + keySep + "2026-05-06T10:00:00.000Z" + keySep + "k": map[string]any{"acc": 1, "windowStart": 0, "windowEnd": 1},
 	})
