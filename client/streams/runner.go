@@ -478,9 +478,9 @@ func (r *Runner) processGate(ctx context.Context, g *partGroup, envs []envelope)
 		flush()
 	}
 	denied := int64(len(g.msgs) - allowedMsgs)
-	r.count(func(m *Metrics) { m.GateAllows += int64(allowedMsgs); m.GateDenials += denied })
 	if allowedMsgs == 0 {
 		// Nothing to commit: the lease runs out and the batch comes back in order.
+		r.count(func(m *Metrics) { m.GateDenials += denied })
 		return nil
 	}
 	keys := make([]string, 0, len(touched))
@@ -498,7 +498,12 @@ func (r *Runner) processGate(ctx context.Context, g *partGroup, envs []envelope)
 	}
 	last := g.msgs[allowedMsgs-1]
 	ack := &queen.CycleAck{TransactionID: last.TransactionID, LeaseID: g.lease, Status: "completed", Count: allowedMsgs}
-	return r.commit(ctx, g.id, g.name, ops, emits, ack, denied == 0, int64(allowedMsgs))
+	if err := r.commit(ctx, g.id, g.name, ops, emits, ack, denied == 0, int64(allowedMsgs)); err != nil {
+		return err
+	}
+	// Counted once committed: a rolled-back cycle's messages are decided again on redelivery.
+	r.count(func(m *Metrics) { m.GateAllows += int64(allowedMsgs); m.GateDenials += denied })
+	return nil
 }
 
 func copyState(s map[string]map[string]any) map[string]map[string]any {
