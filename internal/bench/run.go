@@ -8,7 +8,7 @@ import (
 )
 
 // Scenarios lists the scenario names Run accepts.
-var Scenarios = []string{"push", "popack", "txn", "fanout", "partitions", "e2e"}
+var Scenarios = []string{"push", "popack", "txn", "fanout", "partitions", "e2e", "streams-cycle", "streams-window"}
 
 // Run executes one scenario and its same-run baseline.
 func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
@@ -44,6 +44,10 @@ func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
 		return r.partitions(ctx)
 	case "e2e":
 		return r.e2e(ctx)
+	case "streams-cycle":
+		return r.streamsCycle(ctx)
+	case "streams-window":
+		return r.streamsWindow(ctx)
 	default:
 		return Result{}, fmt.Errorf("unknown scenario %q (one of %v)", scenario, Scenarios)
 	}
