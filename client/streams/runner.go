@@ -657,11 +657,13 @@ func (r *Runner) flushPartition(ctx context.Context, pid, pname string) error {
 		clock = wm
 	}
 	ripe := clock - w.graceMs
-	prefix := w.tag + keySep
+	q := queen.StateQuery{QueryID: r.queryID, PartitionID: pid, KeyPrefix: w.tag + keySep, RipeAtOrBefore: &ripe}
 	if w.kind == "session" {
-		prefix += "open" + keySep
+		// Every open session is read: those the official SDKs stored have no windowEnd for
+		// the broker to filter on, and foldSessions decides ripeness from lastEventTime.
+		q.KeyPrefix, q.RipeAtOrBefore = w.tag+keySep+"open"+keySep, nil
 	}
-	rows, err := r.c.StreamState(ctx, queen.StateQuery{QueryID: r.queryID, PartitionID: pid, KeyPrefix: prefix, RipeAtOrBefore: &ripe})
+	rows, err := r.c.StreamState(ctx, q)
 	if err != nil {
 		return err
 	}
