@@ -127,8 +127,8 @@ func TestS46_ShardsAreIndependent(t *testing.T) {
 	}
 	for body, want := range map[*obj]string{
 		{"query_id": s.queryID, "partition_id": s.pop.PartitionID}: "1",
-		{"query_id": s.queryID, "partition_id": other.PartitionID}:  "2",
-		{"query_id": q2, "partition_id": s.pop.PartitionID}:         "3",
+		{"query_id": s.queryID, "partition_id": other.PartitionID}: "2",
+		{"query_id": q2, "partition_id": s.pop.PartitionID}:        "3",
 	} {
 		rows := s.state(*body)
 		if len(rows) != 1 || string(rows[0].Value) != want {
