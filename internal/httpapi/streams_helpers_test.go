@@ -1,9 +1,9 @@
 package httpapi_test
 
 import (
-	"strconv"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"testing"
 )
 
