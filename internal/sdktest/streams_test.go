@@ -463,3 +463,54 @@ func officialHash(text string) string {
 	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:])
 }
+
+// State an official runtime left (an open window in the official key and value shapes,
+// written here by a raw cycle as the JavaScript SDK writes it) is resumed by the Go builder:
+// its fold starts from the stored accumulator.
+func TestStreamResumesOfficialState(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	skipWithoutStreams(t, c)
+	src, sink := createQueue(t, c), createQueue(t, c)
+	query := queueName(t)
+	pushAmounts(t, src, 3, "p1")
+	ms, err := c.Messages(testCtx(t), queen.MessageQuery{Queue: src.Name(), Limit: 10})
+	if err != nil || len(ms) != 3 {
+		t.Fatalf("Messages: %v %d", err, len(ms))
+	}
+	pid := ms[0].PartitionID
+	start := ms[0].CreatedAt.Truncate(time.Hour)
+	if !ms[2].CreatedAt.Truncate(time.Hour).Equal(start) {
+		t.Skip("the messages straddle an hour boundary")
+	}
+	official := officialHash(`[{"kind":"window-tumbling","seconds":3600,"gracePeriod":0,"idleFlushMs":0,"eventTime":false,"allowedLateness":0,"onLate":"drop"},{"kind":"aggregate","fields":["count","sum"]},{"kind":"sink","queue":"` + sink.Name() + `"}]`)
+	reg, err := c.RegisterStreamQuery(testCtx(t), queen.StreamRegistration{Name: query, SourceQueue: src.Name(), SinkQueue: sink.Name(), ConfigHash: official})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "tumb:3600\u001f" + start.UTC().Format("2006-01-02T15:04:05.000Z") + "\u001f" + pid
+	res, err := c.CommitCycle(testCtx(t), queen.Cycle{QueryID: reg.QueryID, PartitionID: pid, ReleaseLease: true,
+		StateOps: []queen.StateOp{{Type: "upsert", Key: key, Value: map[string]any{
+			"acc": map[string]any{"count": 2, "sum": 100}, "windowStart": start.UnixMilli(), "windowEnd": start.Add(time.Hour).UnixMilli()}}}})
+	if err != nil || !res.Success {
+		t.Fatalf("official-shaped state: %v %+v", err, res)
+	}
+	r := runStream(t, streams.From(src).WindowTumbling(3600, streams.IdleFlush(0)).
+		Aggregate(streams.Field("count", one), streams.Field("sum", amount)).To(sink), streams.RunOptions{QueryID: query})
+	if r.ConfigHash() != official || r.QueryID() != reg.QueryID {
+		t.Fatalf("hash %s query %s", r.ConfigHash(), r.QueryID())
+	}
+	testkit.Eventually(t, patience, 100*time.Millisecond, func() error {
+		rows, err := c.StreamState(testCtx(t), queen.StateQuery{QueryID: reg.QueryID, PartitionID: pid, Keys: []string{key}})
+		if err != nil || len(rows) != 1 {
+			return fmt.Errorf("rows: %v %+v", err, rows)
+		}
+		var v struct {
+			Acc struct{ Count, Sum float64 } `json:"acc"`
+		}
+		if json.Unmarshal(rows[0].Value, &v) != nil || v.Acc.Count != 5 || v.Acc.Sum != 106 {
+			return fmt.Errorf("value %s, want count 5 and sum 106", rows[0].Value)
+		}
+		return nil
+	})
+}
