@@ -440,57 +440,17 @@ func (r *Runner) processGate(ctx context.Context, g *partGroup, envs []envelope)
 			live[row.Key] = v
 		}
 	}
-	touched := map[string]bool{}
-	now := time.Now().UnixMilli()
-	allowedMsgs := len(g.msgs) // messages settled: every one when nothing is denied
-	var allowed []envelope
-	// Values of one message are evaluated against a snapshot taken before the message.
-	var snap map[string]map[string]any
-	var snapTouched map[string]bool
-	var msgAllowed []envelope
-	cur := -1
-	flush := func() { allowed = append(allowed, msgAllowed...); msgAllowed = nil }
-	for _, e := range envs {
-		if e.msgIndex != cur {
-			flush()
-			cur = e.msgIndex
-			snap, snapTouched = copyState(live), copyBools(touched)
-		}
-		st := live[e.key]
-		if st == nil {
-			st = map[string]any{}
-			live[e.key] = st
-		}
-		ok, err := r.st.gate.gateFn(g.record(e), &GateContext{State: st, StreamTimeMs: now,
-			PartitionID: g.id, Partition: g.name, Key: e.key})
-		if err != nil {
-			return fmt.Errorf("gate: %w", err)
-		}
-		if !ok {
-			live, touched, msgAllowed = snap, snapTouched, nil
-			allowedMsgs = e.msgIndex
-			break
-		}
-		touched[e.key] = true
-		msgAllowed = append(msgAllowed, e)
+	base := GateContext{StreamTimeMs: time.Now().UnixMilli(), PartitionID: g.id, Partition: g.name}
+	out, err := evalGate(r.st.gate.gateFn, envs, len(g.msgs), live, g.record, base)
+	if err != nil {
+		return err
 	}
-	if allowedMsgs == len(g.msgs) {
-		flush()
-	}
+	allowedMsgs, allowed, ops := out.allowedMsgs, out.allowed, out.ops
 	denied := int64(len(g.msgs) - allowedMsgs)
 	if allowedMsgs == 0 {
 		// Nothing to commit: the lease runs out and the batch comes back in order.
 		r.count(func(m *Metrics) { m.GateDenials += denied })
 		return nil
-	}
-	keys := make([]string, 0, len(touched))
-	for k := range touched {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var ops []queen.StateOp
-	for _, k := range keys {
-		ops = append(ops, queen.StateOp{Type: "upsert", Key: k, Value: live[k]})
 	}
 	emits := make([]emit, 0, len(allowed))
 	for _, e := range allowed {
@@ -504,6 +464,63 @@ func (r *Runner) processGate(ctx context.Context, g *partGroup, envs []envelope)
 	// Counted once committed: a rolled-back cycle's messages are decided again on redelivery.
 	r.count(func(m *Metrics) { m.GateAllows += int64(allowedMsgs); m.GateDenials += denied })
 	return nil
+}
+
+// gateOutcome is what a gate decided about a batch.
+type gateOutcome struct {
+	allowedMsgs int             // source messages settled: the prefix before the first denied one
+	allowed     []envelope      // the values of those messages, for the sink
+	ops         []queen.StateOp // upserts of the keys the allowed values touched
+}
+
+// evalGate runs the gate over the values of a batch in order. A message is allowed when
+// every value the pre stages made of it is; the first denied value ends the batch and undoes
+// what its message's values did to the state (each message starts from a snapshot). A
+// message the pre stages dropped entirely is settled with the prefix.
+func evalGate(fn func(Record, *GateContext) (bool, error), envs []envelope, nMsgs int,
+	live map[string]map[string]any, rec func(envelope) Record, base GateContext) (gateOutcome, error) {
+	touched := map[string]bool{}
+	out := gateOutcome{allowedMsgs: nMsgs}
+	var snap map[string]map[string]any
+	var snapTouched map[string]bool
+	var msgAllowed []envelope
+	cur := -1
+	for _, e := range envs {
+		if e.msgIndex != cur {
+			out.allowed = append(out.allowed, msgAllowed...)
+			msgAllowed = nil
+			cur = e.msgIndex
+			snap, snapTouched = copyState(live), copyBools(touched)
+		}
+		st := live[e.key]
+		if st == nil {
+			st = map[string]any{}
+			live[e.key] = st
+		}
+		gc := base
+		gc.State, gc.Key = st, e.key
+		ok, err := fn(rec(e), &gc)
+		if err != nil {
+			return gateOutcome{}, fmt.Errorf("gate: %w", err)
+		}
+		if !ok {
+			live, touched, msgAllowed = snap, snapTouched, nil
+			out.allowedMsgs = e.msgIndex
+			break
+		}
+		touched[e.key] = true
+		msgAllowed = append(msgAllowed, e)
+	}
+	out.allowed = append(out.allowed, msgAllowed...)
+	keys := make([]string, 0, len(touched))
+	for k := range touched {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out.ops = append(out.ops, queen.StateOp{Type: "upsert", Key: k, Value: live[k]})
+	}
+	return out, nil
 }
 
 func copyState(s map[string]map[string]any) map[string]map[string]any {
