@@ -52,7 +52,7 @@ func Example_streams() {
 	}
 	defer runner.Stop()
 
-	b, err := sums.Pop(ctx, queen.PopOptions{Batch: 10, Wait: 30 * time.Second, AutoAck: true})
+	b, err := sums.Pop(ctx, queen.PopOptions{Batch: 10, Wait: time.Minute, AutoAck: true})
 	if err != nil {
 		log.Fatal(err)
 	}
