@@ -524,3 +524,65 @@ func TestStreamResumesOfficialState(t *testing.T) {
 		return nil
 	})
 }
+
+// A worker that hangs in the middle of a batch (as if killed): its lease expires, another
+// worker of the query takes the batch over and commits it; when the first one wakes up, its
+// cycle is rolled back (its lease is gone), so nothing is counted twice.
+func TestStreamWorkerDiesMidBatch(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	skipWithoutStreams(t, c)
+	src, sink := createQueue(t, c, queen.LeaseTime(2*time.Second)), createQueue(t, c)
+	query := queueName(t)
+	hung, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	chain := func(hang bool) *streams.Stream {
+		return streams.From(src).
+			Map(func(r streams.Record) (any, error) {
+				if hang {
+					once.Do(func() { close(hung) })
+					<-release
+				}
+				return r.Value, nil
+			}).
+			WindowTumbling(3600, streams.IdleFlush(0)).
+			Aggregate(streams.Field("count", one), streams.Field("sum", amount)).To(sink)
+	}
+	pushAmounts(t, src, 5, "p1")
+	var errs sync.Map
+	first := runStream(t, chain(true), streams.RunOptions{QueryID: query,
+		OnError: func(err error, phase string) { errs.Store(err.Error(), phase) }})
+	<-hung
+	second := runStream(t, chain(false), streams.RunOptions{QueryID: query})
+	pid := partitionID(t, src, "p1")
+	count := func() float64 {
+		rows, err := c.StreamState(testCtx(t), queen.StateQuery{QueryID: second.QueryID(), PartitionID: pid, KeyPrefix: "tumb:3600\u001f"})
+		if err != nil || len(rows) != 1 {
+			return -1
+		}
+		var v struct {
+			Acc struct{ Count float64 } `json:"acc"`
+		}
+		_ = json.Unmarshal(rows[0].Value, &v)
+		return v.Acc.Count
+	}
+	testkit.Eventually(t, patience, 100*time.Millisecond, func() error {
+		if n := count(); n != 5 {
+			return fmt.Errorf("count %v", n)
+		}
+		return nil
+	})
+	close(release)
+	testkit.Eventually(t, patience, 100*time.Millisecond, func() error {
+		if m := first.Metrics(); m.RolledBack != 1 {
+			return fmt.Errorf("first worker: %+v", m)
+		}
+		return nil
+	})
+	if n := count(); n != 5 {
+		t.Fatalf("after the hung worker woke up: count %v", n)
+	}
+	if m := second.Metrics(); m.Messages != 5 {
+		t.Fatalf("second worker: %+v", m)
+	}
+}
