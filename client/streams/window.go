@@ -1,6 +1,8 @@
 package streams
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -225,9 +227,18 @@ type emit struct {
 	value  any
 	window *WindowInfo
 	msg    *queen.Message // the source message of non-window emits
-	// origin identifies the emit for its sink transactionId: the state key of a window, the
-	// source message id otherwise.
+	// origin identifies the emit for its sink transactionId: the state key of a window with a
+	// digest of its accumulator (the same window emitted twice with the same content is one
+	// message; a late update of an emitted window, OnLate("include"), is another), the source
+	// message id otherwise.
 	origin string
+}
+
+// digest is a short fingerprint of a JSON value (encoding/json sorts map keys).
+func digest(v any) string {
+	b, _ := json.Marshal(v)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 // reducerFold is what a cycle's windows produce: state changes and closed windows.
@@ -307,7 +318,7 @@ func foldWindows(w *windowSpec, red *operator, loaded map[string]json.RawMessage
 	for _, k := range keys {
 		a := accs[k]
 		if a.end+w.graceMs <= clock {
-			f.emits = append(f.emits, emit{key: a.userKey, value: a.acc, origin: k,
+			f.emits = append(f.emits, emit{key: a.userKey, value: a.acc, origin: k + keySep + digest(a.acc),
 				window: &WindowInfo{Start: time.UnixMilli(a.start).UTC(), End: time.UnixMilli(a.end).UTC(), Key: a.windowKey}})
 			if a.seeded {
 				f.ops = append(f.ops, queen.StateOp{Type: "delete", Key: k})
@@ -356,7 +367,7 @@ func foldSessions(w *windowSpec, red *operator, loaded map[string]json.RawMessag
 	}
 	var f reducerFold
 	closeSession := func(key string, s *session) {
-		f.emits = append(f.emits, emit{key: key, value: s.acc, origin: prefix + key + keySep + isoMs(s.start),
+		f.emits = append(f.emits, emit{key: key, value: s.acc, origin: prefix + key + keySep + isoMs(s.start) + keySep + digest(s.acc),
 			window: &WindowInfo{Start: time.UnixMilli(s.start).UTC(), End: time.UnixMilli(s.last + w.gapMs).UTC(), Key: isoMs(s.start)}})
 	}
 	for _, e := range envs {
