@@ -108,6 +108,14 @@ func TestFoldWindows(t *testing.T) {
 	if len(f.emits) != 1 || len(f.ops) != 0 {
 		t.Fatalf("opened and closed: %+v", f)
 	}
+	// The emit's identity (its sink transactionId) is the same for the same window and
+	// content, and differs for another content of the same window (a late update).
+	again, _ := foldWindows(w, red, nil, envs[:1], ms("2026-05-06T12:00:00Z"), plainRec)
+	more := append(envs[:1:1], w.assign(envelope{key: "k", value: 9.0}, ms("2026-05-06T10:00:40Z"))...)
+	late, _ := foldWindows(w, red, nil, more, ms("2026-05-06T12:00:00Z"), plainRec)
+	if again.emits[0].origin != f.emits[0].origin || late.emits[0].origin == f.emits[0].origin {
+		t.Fatalf("origins %q %q %q", f.emits[0].origin, again.emits[0].origin, late.emits[0].origin)
+	}
 }
 
 func TestAggregateFields(t *testing.T) {
