@@ -41,6 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Groups, "groups", 3, "consumer groups (fanout)")
 	fs.StringVar(&cfg.AckMode, "ack", "batch", "ack | batch | auto")
 	fs.IntVar(&cfg.Rate, "rate", 1000, "e2e: messages per second")
+	fs.IntVar(&cfg.StateOps, "stateops", 1, "streams-cycle: state upserts per cycle")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no live progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")

@@ -21,6 +21,7 @@ type Config struct {
 	Groups       int           // consumer groups (fanout)
 	AckMode      string        // ack | batch | auto
 	Rate         int           // e2e: messages per second offered
+	StateOps     int           // streams-cycle: state upserts per cycle
 	Progress     io.Writer     // live progress line; nil = quiet
 }
 

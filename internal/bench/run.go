@@ -8,7 +8,7 @@ import (
 )
 
 // Scenarios lists the scenario names Run accepts.
-var Scenarios = []string{"push", "popack", "txn", "fanout", "partitions", "e2e", "spool"}
+var Scenarios = []string{"push", "popack", "txn", "fanout", "partitions", "e2e", "spool", "streams-cycle", "streams-window"}
 
 // Run executes one scenario and its same-run baseline.
 func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
@@ -48,6 +48,10 @@ func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
 		// PostgreSQL is away (or push maintenance is on): there is no database to measure a
 		// baseline on; compare with the push scenario against a broker whose database is up.
 		return r.pushAs(ctx, "spool", "buffered")
+	case "streams-cycle":
+		return r.streamsCycle(ctx)
+	case "streams-window":
+		return r.streamsWindow(ctx)
 	default:
 		return Result{}, fmt.Errorf("unknown scenario %q (one of %v)", scenario, Scenarios)
 	}

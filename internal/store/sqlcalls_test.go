@@ -38,6 +38,9 @@ var sqlCalls = []struct {
 	{sqlStatsPartitions, statsPartitionsArgs{}},
 	{sqlMetricsFlush, metricsFlushArgs{}},
 	{sqlSetMaintenanceMode, setMaintenanceArgs{}},
+	{sqlStreamRegister, streamRegisterArgs{}},
+	{sqlStreamCycle, streamCycleArgs{}},
+	{sqlStreamState, streamStateArgs{}},
 }
 
 var (

@@ -54,6 +54,7 @@ DECLARE
     v_plan qg_push_plan[];
     v_bad  qg_push_plan;
     v_held integer;
+    v_times timestamptz[];
 BEGIN
     PERFORM 1 FROM queues q
     WHERE q.max_size > 0 AND q.id IN (SELECT p.queue_id FROM partitions p WHERE p.id = ANY (p_pids))
@@ -132,18 +133,61 @@ BEGIN
         END IF;
     END IF;
 
+    -- createdAt per queued item (docs/api/streams.md §7): within a partition, (createdAt cut to
+    -- the millisecond, then id) must rise with position, whoever wrote the messages. Positions
+    -- follow commit order under the partition lock and the clock is read under it, so createdAt
+    -- never falls; but ids are minted before the lock (by the broker, and by whichever
+    -- instance), so an id can be below the one before it. Such an item (a descent) starts the
+    -- next millisecond: each item's createdAt is the base time plus one millisecond per descent
+    -- up to it in its partition. The base is the clock, or the partition's newest createdAt when
+    -- that is later (an earlier descent may have moved it ahead of the clock).
+    SELECT array_agg(z.at ORDER BY z.i) INTO v_times
+    FROM (
+        SELECT y.i, CASE WHEN y.q THEN y.base + (sum(y.descent) OVER (PARTITION BY y.pid, y.q ORDER BY y.pos))
+                                                * interval '1 millisecond' END AS at
+        FROM (
+            SELECT w.*, greatest(v_now, w.last_at) AS base,
+                   CASE WHEN w.q AND w.prev_id IS NOT NULL AND w.mid <= w.prev_id
+                             AND (w.rk > 1 OR date_trunc('milliseconds', greatest(v_now, w.last_at))
+                                              = date_trunc('milliseconds', w.last_at))
+                        THEN 1 ELSE 0 END AS descent
+            FROM (
+                SELECT v.i, v.pid, v.pos, v.mid, v.q, v.rk, first_value(v.l_at) OVER p AS last_at,
+                       coalesce(v.lag_id, CASE WHEN v.rk = 1 THEN v.l_id END) AS prev_id
+                FROM (
+                    -- the partition's newest message, probed once per partition (its first item)
+                    SELECT u.*,
+                           CASE WHEN u.q AND u.rk = 1 THEN (SELECT m.created_at FROM messages m WHERE m.partition_id = u.pid
+                                                            ORDER BY m.position DESC LIMIT 1) END AS l_at,
+                           CASE WHEN u.q AND u.rk = 1 THEN (SELECT m.id FROM messages m WHERE m.partition_id = u.pid
+                                                            ORDER BY m.position DESC LIMIT 1) END AS l_id
+                    FROM (
+                        SELECT x.i, x.pid, x.pos, x.mid, x.status = 'queued' AS q,
+                               row_number() OVER w AS rk, lag(x.mid) OVER w AS lag_id
+                        FROM unnest(v_plan) x
+                        WINDOW w AS (PARTITION BY x.pid, x.status = 'queued' ORDER BY x.pos)
+                    ) u
+                ) v
+                WINDOW p AS (PARTITION BY v.pid, v.q ORDER BY v.pos)
+            ) w
+        ) y
+    ) z;
+
     -- The plan is in item order, so it is read in step with the item arrays. (Subscripting
     -- them, p_payloads[x.i + 1], costs O(i) per element on a text array: quadratic in the
     -- size of a coalesced call, half of the insert's time at 900 items.)
     INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
                           producer_sub, created_at)
-    SELECT x.pid, x.pos, x.mid, x.k, x.payload::json, x.enc, x.trace, x.sub, v_now
-    FROM ROWS FROM (unnest(v_plan), unnest(p_keys, p_payloads, p_encrypted, p_traces, p_subs))
-         AS x (i, status, mid, pid, pos, qid, qname, pname, k, payload, enc, trace, sub)
+    SELECT x.pid, x.pos, x.mid, x.k, x.payload::json, x.enc, x.trace, x.sub, x.at
+    FROM ROWS FROM (unnest(v_plan), unnest(p_keys, p_payloads, p_encrypted, p_traces, p_subs, v_times))
+         AS x (i, status, mid, pid, pos, qid, qname, pname, k, payload, enc, trace, sub, at)
     WHERE x.status = 'queued';
 
-    UPDATE partitions p SET last_position = c.top, last_message_at = v_now, last_activity_at = v_now
-    FROM (SELECT x.pid, max(x.pos) AS top FROM unnest(v_plan) x WHERE x.status = 'queued' GROUP BY x.pid) c
+    UPDATE partitions p SET last_position = c.top, last_message_at = c.newest, last_activity_at = v_now
+    FROM (SELECT x.pid, max(x.pos) AS top, max(x.at) AS newest
+          FROM ROWS FROM (unnest(v_plan), unnest(v_times))
+               AS x (i, status, mid, pid, pos, qid, qname, pname, at)
+          WHERE x.status = 'queued' GROUP BY x.pid) c
     WHERE p.id = c.pid;
 
     -- Every group registered on a written queue now has work in the partition (partition_work).
