@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +27,10 @@ import (
 // commits.
 //
 // Each request stays all-or-nothing and keeps its item order; requests in one call are
-// ordered by arrival. A call that fails for a reason other than an unavailable database is
+// ordered by their first message id, which is the order their ids were minted in (UUIDv7,
+// increasing within the process): so a call's ids rise with its positions, and the push SQL
+// has no id descent to date a millisecond later and wait for (docs/design.md, "Message order
+// within a partition"). A call that fails for a reason other than an unavailable database is
 // retried request by request, so one bad request never fails the others.
 //
 // Waiting in a lane counts against the request's DB_CONNECTION_TIMEOUT, like waiting for a
@@ -210,6 +215,14 @@ func (c *coalescer) flushPending(l *lane) {
 	}
 }
 
+// firstID is the message id of a job's first item ("" for none).
+func firstID(j *pushJob) string {
+	if len(j.items) == 0 {
+		return ""
+	}
+	return j.items[0].ID
+}
+
 // flush writes jobs in one call. The call waits for a connection until the earliest wait
 // deadline among them (each request's waits total DB_CONNECTION_TIMEOUT), and its work is
 // bounded by the store's DB_REQUEST_TIMEOUT.
@@ -230,6 +243,7 @@ func (c *coalescer) flush(jobs []*pushJob) {
 		jobs[0].done <- pushDone{res, err}
 		return
 	}
+	slices.SortStableFunc(jobs, func(a, b *pushJob) int { return strings.Compare(firstID(a), firstID(b)) })
 	n := 0
 	for _, j := range jobs {
 		n += len(j.items)

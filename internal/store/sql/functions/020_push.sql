@@ -55,6 +55,7 @@ DECLARE
     v_bad  qg_push_plan;
     v_held integer;
     v_times timestamptz[];
+    v_wait interval;
 BEGIN
     PERFORM 1 FROM queues q
     WHERE q.max_size > 0 AND q.id IN (SELECT p.queue_id FROM partitions p WHERE p.id = ANY (p_pids))
@@ -138,16 +139,19 @@ BEGIN
     -- follow commit order under the partition lock and the clock is read under it, so createdAt
     -- never falls; but ids are minted before the lock (by the broker, and by whichever
     -- instance), so an id can be below the one before it. Such an item (a descent) starts the
-    -- next millisecond: each item's createdAt is the base time plus one millisecond per descent
-    -- up to it in its partition. The base is the clock, or the partition's newest createdAt when
-    -- that is later (an earlier descent may have moved it ahead of the clock).
+    -- next millisecond: each item's createdAt is the clock plus one millisecond per descent up
+    -- to it in its partition, and the call then waits (holding the lock) until the clock has
+    -- reached the last of them, so that no message is dated in the future and the next writer,
+    -- reading the clock after this commit, continues after it. Go mints ids in increasing order
+    -- in one process, so descents happen only where two calls cross; most calls wait for
+    -- nothing. Under a fixed test clock (p_now given) time cannot move on: createdAt is p_now.
     SELECT array_agg(z.at ORDER BY z.i) INTO v_times
     FROM (
         SELECT y.i, CASE WHEN y.q THEN y.base + (sum(y.descent) OVER (PARTITION BY y.pid, y.q ORDER BY y.pos))
                                                 * interval '1 millisecond' END AS at
         FROM (
             SELECT w.*, greatest(v_now, w.last_at) AS base,
-                   CASE WHEN w.q AND w.prev_id IS NOT NULL AND w.mid <= w.prev_id
+                   CASE WHEN p_now IS NULL AND w.q AND w.prev_id IS NOT NULL AND w.mid <= w.prev_id
                              AND (w.rk > 1 OR date_trunc('milliseconds', greatest(v_now, w.last_at))
                                               = date_trunc('milliseconds', w.last_at))
                         THEN 1 ELSE 0 END AS descent
@@ -172,6 +176,12 @@ BEGIN
             ) w
         ) y
     ) z;
+    IF p_now IS NULL THEN
+        SELECT max(t) - clock_timestamp() INTO v_wait FROM unnest(v_times) t;
+        IF v_wait > interval '0' THEN
+            PERFORM pg_sleep(least(extract(epoch FROM v_wait), 0.005)); -- bounded: the lock is held
+        END IF;
+    END IF;
 
     -- The plan is in item order, so it is read in step with the item arrays. (Subscripting
     -- them, p_payloads[x.i + 1], costs O(i) per element on a text array: quadratic in the
