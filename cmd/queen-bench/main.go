@@ -36,6 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Conns, "conns", 50, "concurrent connections (producers or consumers per group)")
 	fs.IntVar(&cfg.Batch, "batch", 100, "items per push / messages per pop")
 	fs.IntVar(&cfg.Partitions, "partitions", 10, "partitions")
+	fs.IntVar(&cfg.Spread, "spread", 0, "push: spread each request's items over this many of the partitions (0 or 1: one partition per request)")
+	fs.IntVar(&cfg.BaselineConns, "baseline-conns", 0, "connections of the same-run baseline (0: 32 for single-row commits, 8 for the batch baselines)")
 	fs.IntVar(&cfg.PayloadBytes, "payload", 100, "payload filler size in bytes")
 	fs.IntVar(&cfg.Messages, "messages", 0, "messages to prefill for consume scenarios (0 = derived)")
 	fs.IntVar(&cfg.Groups, "groups", 3, "consumer groups (fanout)")

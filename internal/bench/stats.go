@@ -30,6 +30,8 @@ type Result struct {
 // Baseline is PostgreSQL's own throughput for the comparable plain-table workload.
 type Baseline struct {
 	Name       string   `json:"name"`
+	Kind       string   `json:"kind,omitempty"`  // BaselineSingle, BaselineBatch or BaselineCursor
+	Conns      int      `json:"conns,omitempty"` // its connections
 	RowsPerSec float64  `json:"rowsPerSec"`
 	CPU        *CPUCost `json:"cpu,omitempty"`
 }
