@@ -86,6 +86,9 @@ func printTable(w io.Writer, r bench.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\t%s\t%s\n", r.Scenario, r.Params)
 	fmt.Fprintf(tw, "messages\t%d in %s (%d requests, %d errors)\n", r.Messages, r.Elapsed.Round(time.Millisecond), r.Requests, r.Errors)
+	if r.Buffered > 0 {
+		fmt.Fprintf(tw, "buffered\t%d items spooled by the broker, not written (left out of the throughput)\n", r.Buffered)
+	}
 	fmt.Fprintf(tw, "throughput\t%.0f msgs/s\n", r.MsgsPerSec)
 	fmt.Fprintf(tw, "latency\tp50 %s  p99 %s  p99.9 %s\n", r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond), r.P999.Round(10*time.Microsecond))
 	if r.PeakRSSBytes > 0 {

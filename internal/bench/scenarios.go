@@ -61,10 +61,14 @@ func (r *runner) push(ctx context.Context) (Result, error) {
 	res := r.measure(ctx, "push", r.cfg.Conns, nil, func(ctx context.Context, w int, rec *recorder) error {
 		body := bodies[int(seq.Add(1))%len(bodies)]
 		t := time.Now()
-		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, nil); err != nil {
+		var ans pushAnswer
+		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, &ans); err != nil {
 			return err
 		}
-		rec.ok(time.Since(t), r.cfg.Batch)
+		rec.ok(time.Since(t), r.cfg.Batch-ans.Buffered)
+		if ans.Buffered > 0 {
+			rec.spooled(ans.Buffered)
+		}
 		return nil
 	})
 	return res, nil
