@@ -52,15 +52,15 @@ type coalescer struct {
 
 	once    sync.Once
 	mu      sync.Mutex
-	pending []*pushJob          // in arrival order
-	busy    map[string]struct{} // partitions (partKey) of the calls in flight
-	open    bool                // the flushers run: requests are accepted
-	kick    chan struct{}       // wake-ups of the flushers (at most one per flusher buffered)
+	pending []*pushJob           // in arrival order
+	busy    map[partRef]struct{} // partitions of the calls in flight
+	open    bool                 // the flushers run: requests are accepted
+	kick    chan struct{}        // wake-ups of the flushers (at most one per flusher buffered)
 }
 
 type pushJob struct {
 	items     []store.PushRow
-	parts     []string // its distinct partitions (partKey)
+	parts     []partRef // its distinct partitions
 	done      chan pushDone
 	waitUntil time.Time    // the request's wait deadline
 	state     atomic.Int32 // jobPending, then jobTaken by a flusher or jobWithdrawn by its submitter
@@ -85,7 +85,7 @@ type pushDone struct {
 // init makes the shared state; safe to call more than once.
 func (c *coalescer) init() {
 	c.once.Do(func() {
-		c.busy = make(map[string]struct{})
+		c.busy = make(map[partRef]struct{})
 		c.kick = make(chan struct{}, max(c.maxInflight, 1))
 	})
 }
@@ -104,11 +104,15 @@ func (c *coalescer) Start(ctx context.Context) error {
 	})
 }
 
-// partKey names a partition for the scheduling of calls.
-func partKey(queue, partition string) string { return queue + "\x00" + partition }
+// partRef names a partition for the scheduling of calls. A struct, not a joined string:
+// listing a spread request's partitions then allocates nothing per item.
+type partRef struct{ queue, partition string }
+
+// partKey is the partRef of a queue's partition.
+func partKey(queue, partition string) partRef { return partRef{queue, partition} }
 
 // partKeys lists the distinct partitions of a request's items, in first-seen order.
-func partKeys(items []store.PushRow) []string {
+func partKeys(items []store.PushRow) []partRef {
 	if len(items) == 0 {
 		return nil
 	}
@@ -121,10 +125,10 @@ func partKeys(items []store.PushRow) []string {
 		}
 	}
 	if same { // the usual request: one producer's batch for one partition
-		return []string{partKey(first.Queue, first.Partition)}
+		return []partRef{partKey(first.Queue, first.Partition)}
 	}
-	seen := make(map[string]struct{}, len(items))
-	var out []string
+	seen := make(map[partRef]struct{}, len(items))
+	var out []partRef
 	for _, it := range items {
 		k := partKey(it.Queue, it.Partition)
 		if _, ok := seen[k]; !ok {
@@ -241,11 +245,11 @@ func (c *coalescer) drainAtStop() {
 // earlier waiting request names, up to maxItems (a first request larger than that goes
 // alone). Requests past their wait deadline are answered and dropped. more reports requests
 // left pending.
-func (c *coalescer) take() (jobs []*pushJob, parts []string, more bool) {
+func (c *coalescer) take() (jobs []*pushJob, parts []partRef, more bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var blocked map[string]struct{} // partitions of requests left waiting in this pass
-	var call map[string]struct{}
+	var blocked map[partRef]struct{} // partitions of requests left waiting in this pass
+	var call map[partRef]struct{}
 	kept := c.pending[:0]
 	items := 0
 	now := time.Now()
@@ -263,7 +267,7 @@ func (c *coalescer) take() (jobs []*pushJob, parts []string, more bool) {
 		}
 		if holds(c.busy, j.parts) || holds(blocked, j.parts) {
 			if blocked == nil {
-				blocked = make(map[string]struct{})
+				blocked = make(map[partRef]struct{})
 			}
 			for _, p := range j.parts {
 				blocked[p] = struct{}{}
@@ -277,7 +281,7 @@ func (c *coalescer) take() (jobs []*pushJob, parts []string, more bool) {
 		jobs = append(jobs, j)
 		items += len(j.items)
 		if call == nil {
-			call = make(map[string]struct{}, len(j.parts))
+			call = make(map[partRef]struct{}, len(j.parts))
 		}
 		for _, p := range j.parts {
 			if _, ok := call[p]; !ok {
@@ -295,7 +299,7 @@ func (c *coalescer) take() (jobs []*pushJob, parts []string, more bool) {
 }
 
 // holds reports whether set has any of parts.
-func holds(set map[string]struct{}, parts []string) bool {
+func holds(set map[partRef]struct{}, parts []partRef) bool {
 	if len(set) == 0 {
 		return false
 	}
@@ -309,7 +313,7 @@ func holds(set map[string]struct{}, parts []string) bool {
 
 // release frees a finished call's partitions and kicks a flusher for the requests that waited
 // on them.
-func (c *coalescer) release(parts []string) {
+func (c *coalescer) release(parts []partRef) {
 	c.mu.Lock()
 	for _, p := range parts {
 		delete(c.busy, p)

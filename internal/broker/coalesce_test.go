@@ -165,7 +165,7 @@ func TestCoalescerTakeSkipsBusyPartitionsKeepingOrderPerPartition(t *testing.T) 
 	if len(jobs) != 2 || jobs[0] != w || jobs[1] != v {
 		t.Fatalf("took %d jobs, want the two on C and D (y waits for A, z behind y on B)", len(jobs))
 	}
-	if fmt.Sprint(parts) != fmt.Sprint([]string{partKey("q", "C"), partKey("q", "D")}) || !more {
+	if fmt.Sprint(parts) != fmt.Sprint([]partRef{partKey("q", "C"), partKey("q", "D")}) || !more {
 		t.Fatalf("parts %q, more %v", parts, more)
 	}
 	if c.queued() != 2 || c.pending[0] != y || c.pending[1] != z {
@@ -174,7 +174,7 @@ func TestCoalescerTakeSkipsBusyPartitionsKeepingOrderPerPartition(t *testing.T) 
 	if _, again, _ := c.take(); again != nil {
 		t.Fatalf("a second call took %q while A, C and D are busy", again)
 	}
-	c.release([]string{partKey("q", "A")})
+	c.release([]partRef{partKey("q", "A")})
 	jobs, _, more = c.take()
 	if len(jobs) != 2 || jobs[0] != y || jobs[1] != z || more {
 		t.Fatalf("after A is released took %d jobs (more %v), want y then z together", len(jobs), more)
@@ -200,7 +200,7 @@ func TestCoalescerTakeMergesOverlappingRequests(t *testing.T) {
 // beside each other; every request gets its own results.
 func TestCoalescerNeverRunsTwoCallsOnOnePartition(t *testing.T) {
 	var mu sync.Mutex
-	held := map[string]int{}
+	held := map[partRef]int{}
 	var overlaps, parallel atomic.Int32
 	inflight := atomic.Int32{}
 	write := func(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
