@@ -243,15 +243,15 @@ func (c *coalescer) drainAtStop() {
 // take removes the next call's requests from the pending list and marks their partitions
 // busy: in arrival order, every request whose partitions no call in flight holds and no
 // earlier waiting request names, up to maxItems (a first request larger than that goes
-// alone). Requests past their wait deadline are answered and dropped. more reports requests
-// left pending.
+// alone), looking past at most maxItems items of waiting requests. Requests past their wait
+// deadline are answered and dropped. more reports requests left pending.
 func (c *coalescer) take() (jobs []*pushJob, parts []partRef, more bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var blocked map[partRef]struct{} // partitions of requests left waiting in this pass
 	var call map[partRef]struct{}
 	kept := c.pending[:0]
-	items := 0
+	items, skipped := 0, 0
 	now := time.Now()
 	for i, j := range c.pending {
 		if len(jobs) > 0 && items+len(j.items) > c.maxItems {
@@ -266,6 +266,13 @@ func (c *coalescer) take() (jobs []*pushJob, parts []partRef, more bool) {
 			continue // withdrawn by its submitter
 		}
 		if holds(c.busy, j.parts) || holds(blocked, j.parts) {
+			if skipped += len(j.items); skipped > c.maxItems {
+				// Looking further costs a map entry per partition of every request passed
+				// over (quadratic work under the lock when many spread requests wait);
+				// the rest waits for the next call, in order.
+				kept = append(kept, c.pending[i:]...)
+				break
+			}
 			if blocked == nil {
 				blocked = make(map[partRef]struct{})
 			}
