@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +26,9 @@ import (
 // convoy. A request that shares a partition with a call in flight waits for that call, and
 // requests behind it on one of its partitions wait with it, so the requests of a partition
 // reach the database in arrival order; requests on other partitions go past it into a
-// parallel call. Requests on the same partitions share calls instead of competing.
+// parallel call. Requests on the same partitions share calls instead of competing. Requests
+// on one partition each are also kept to lanes (their partition's hash modulo maxInflight, one
+// lane per call), so a few busy partitions still fill parallel calls rather than one large one.
 //
 // Each request stays all-or-nothing and keeps its item order; requests in one call are
 // ordered by arrival. A call that fails for a reason other than an unavailable database is
@@ -61,6 +64,7 @@ type coalescer struct {
 type pushJob struct {
 	items     []store.PushRow
 	parts     []partRef // its distinct partitions
+	lane      int       // of a request on one partition: its partition's hash modulo maxInflight; else -1
 	done      chan pushDone
 	waitUntil time.Time    // the request's wait deadline
 	state     atomic.Int32 // jobPending, then jobTaken by a flusher or jobWithdrawn by its submitter
@@ -139,11 +143,25 @@ func partKeys(items []store.PushRow) []partRef {
 	return out
 }
 
+// laneOf is the lane of a request on one partition: a hash of the partition modulo
+// maxInflight; -1 for a request on several (or none).
+func (c *coalescer) laneOf(parts []partRef) int {
+	if len(parts) != 1 || c.maxInflight <= 1 {
+		return -1
+	}
+	h := fnv.New32a()
+	h.Write([]byte(parts[0].queue))
+	h.Write([]byte{0})
+	h.Write([]byte(parts[0].partition))
+	return int(h.Sum32() % uint32(c.maxInflight))
+}
+
 // submit writes items as part of a coming call and returns their results; errStopped when the
 // coalescer is not running.
 func (c *coalescer) submit(ctx context.Context, items []store.PushRow) ([]mq.PushResult, error) {
 	c.init()
 	job := &pushJob{items: items, parts: partKeys(items), done: make(chan pushDone, 1), waitUntil: c.waitUntil(ctx)}
+	job.lane = c.laneOf(job.parts)
 	c.mu.Lock()
 	if !c.open {
 		c.mu.Unlock()
@@ -243,7 +261,10 @@ func (c *coalescer) drainAtStop() {
 // take removes the next call's requests from the pending list and marks their partitions
 // busy: in arrival order, every request whose partitions no call in flight holds and no
 // earlier waiting request names, up to maxItems (a first request larger than that goes
-// alone), looking past at most maxItems items of waiting requests. Requests past their wait
+// alone), looking past at most maxItems items of waiting requests. Requests on one partition
+// are also split by lane (their partition's hash), as the flushers' lanes once did: a call
+// takes those of one lane only, so requests for a few busy partitions spread over parallel
+// calls instead of all joining the first. Requests on several partitions join any call. Requests past their wait
 // deadline are answered and dropped. more reports requests left pending.
 func (c *coalescer) take() (jobs []*pushJob, parts []partRef, more bool) {
 	c.mu.Lock()
@@ -252,6 +273,7 @@ func (c *coalescer) take() (jobs []*pushJob, parts []partRef, more bool) {
 	var call map[partRef]struct{}
 	kept := c.pending[:0]
 	items, skipped := 0, 0
+	lane := -1 // the lane of the call's first request on one partition
 	now := time.Now()
 	for i, j := range c.pending {
 		if len(jobs) > 0 && items+len(j.items) > c.maxItems {
@@ -282,8 +304,21 @@ func (c *coalescer) take() (jobs []*pushJob, parts []partRef, more bool) {
 			kept = append(kept, j)
 			continue
 		}
+		if j.lane >= 0 && lane >= 0 && j.lane != lane {
+			// Another lane's partition: left for a call beside this one (kicked below), and
+			// blocked for this call so no later request on it overtakes this one.
+			if blocked == nil {
+				blocked = make(map[partRef]struct{})
+			}
+			blocked[j.parts[0]] = struct{}{}
+			kept = append(kept, j)
+			continue
+		}
 		if !j.state.CompareAndSwap(jobPending, jobTaken) {
 			continue
+		}
+		if lane < 0 {
+			lane = j.lane
 		}
 		jobs = append(jobs, j)
 		items += len(j.items)

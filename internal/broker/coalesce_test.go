@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -334,5 +335,35 @@ func TestCoalescerNeverRewritesACommittedCall(t *testing.T) {
 	}
 	if n := calls.Load(); n > 3 {
 		t.Fatalf("%d database calls: a committed call was written again", n)
+	}
+}
+
+// Requests on one partition each are split by lane, so requests for a few partitions still
+// run in parallel calls rather than all joining the first call; a partition's requests keep
+// their order.
+func TestCoalescerTakeSplitsOnePartitionRequestsByLane(t *testing.T) {
+	c := &coalescer{maxItems: 1000, maxInflight: 2}
+	c.init()
+	var p0, p1 string // partitions of lanes 0 and 1
+	for i := 0; p0 == "" || p1 == ""; i++ {
+		p := fmt.Sprint("p", i)
+		if c.laneOf([]partRef{partKey("q", p)}) == 0 {
+			p0 = cmp.Or(p0, p)
+		} else {
+			p1 = cmp.Or(p1, p)
+		}
+	}
+	a, b, a2, b2 := pendingJob(p0), pendingJob(p1), pendingJob(p0), pendingJob(p1)
+	for _, j := range []*pushJob{a, b, a2, b2} {
+		j.lane = c.laneOf(j.parts)
+	}
+	c.pending = []*pushJob{a, b, a2, b2}
+	first, _, more := c.take()
+	if len(first) != 2 || first[0] != a || first[1] != a2 || !more {
+		t.Fatalf("first call took %d jobs (more %v), want a and a2 of lane 0", len(first), more)
+	}
+	second, _, more := c.take()
+	if len(second) != 2 || second[0] != b || second[1] != b2 || more {
+		t.Fatalf("second call took %d jobs (more %v), want b and b2 of lane 1 beside the first", len(second), more)
 	}
 }
