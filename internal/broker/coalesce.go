@@ -27,8 +27,9 @@ import (
 // requests behind it on one of its partitions wait with it, so the requests of a partition
 // reach the database in arrival order; requests on other partitions go past it into a
 // parallel call. Requests on the same partitions share calls instead of competing. Requests
-// on one partition each are also kept to lanes (their partition's hash modulo maxInflight, one
-// lane per call), so a few busy partitions still fill parallel calls rather than one large one.
+// on one partition each are also kept to lanes (their partition's hash modulo maxInflight):
+// one lane per call and one call per lane in flight, as the flushers' lanes were before, so a
+// few busy partitions fill parallel calls, each gathering its lane's requests meanwhile.
 //
 // Each request stays all-or-nothing and keeps its item order; requests in one call are
 // ordered by arrival. A call that fails for a reason other than an unavailable database is
@@ -57,6 +58,7 @@ type coalescer struct {
 	mu      sync.Mutex
 	pending []*pushJob           // in arrival order
 	busy    map[partRef]struct{} // partitions of the calls in flight
+	laneOn  []bool               // lanes with a call in flight
 	open    bool                 // the flushers run: requests are accepted
 	kick    chan struct{}        // wake-ups of the flushers (at most one per flusher buffered)
 }
@@ -90,6 +92,7 @@ type pushDone struct {
 func (c *coalescer) init() {
 	c.once.Do(func() {
 		c.busy = make(map[partRef]struct{})
+		c.laneOn = make([]bool, max(c.maxInflight, 1))
 		c.kick = make(chan struct{}, max(c.maxInflight, 1))
 	})
 }
@@ -229,7 +232,7 @@ func (c *coalescer) flusher(ctx context.Context) {
 // waits for a partition of a call in flight (whose end kicks a flusher).
 func (c *coalescer) flushPending() {
 	for {
-		jobs, parts, more := c.take()
+		jobs, parts, lane, more := c.take()
 		if jobs == nil {
 			return
 		}
@@ -237,7 +240,7 @@ func (c *coalescer) flushPending() {
 			c.wake() // another flusher may find a call that can run beside this one
 		}
 		c.flush(jobs)
-		c.release(parts)
+		c.release(parts, lane)
 	}
 }
 
@@ -266,14 +269,14 @@ func (c *coalescer) drainAtStop() {
 // takes those of one lane only, so requests for a few busy partitions spread over parallel
 // calls instead of all joining the first. Requests on several partitions join any call. Requests past their wait
 // deadline are answered and dropped. more reports requests left pending.
-func (c *coalescer) take() (jobs []*pushJob, parts []partRef, more bool) {
+func (c *coalescer) take() (jobs []*pushJob, parts []partRef, lane int, more bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var blocked map[partRef]struct{} // partitions of requests left waiting in this pass
 	var call map[partRef]struct{}
 	kept := c.pending[:0]
 	items, skipped := 0, 0
-	lane := -1 // the lane of the call's first request on one partition
+	lane = -1 // the lane of the call's first request on one partition
 	now := time.Now()
 	for i, j := range c.pending {
 		if len(jobs) > 0 && items+len(j.items) > c.maxItems {
@@ -304,9 +307,11 @@ func (c *coalescer) take() (jobs []*pushJob, parts []partRef, more bool) {
 			kept = append(kept, j)
 			continue
 		}
-		if j.lane >= 0 && lane >= 0 && j.lane != lane {
-			// Another lane's partition: left for a call beside this one (kicked below), and
-			// blocked for this call so no later request on it overtakes this one.
+		if j.lane >= 0 && (c.laneOn[j.lane] || lane >= 0 && j.lane != lane) {
+			// A lane with a call in flight (its requests gather for the lane's next call,
+			// as one lane's requests always did) or another lane than this call's (left for
+			// a call beside this one): blocked for this call, so no later request on its
+			// partition overtakes it.
 			if blocked == nil {
 				blocked = make(map[partRef]struct{})
 			}
@@ -337,7 +342,10 @@ func (c *coalescer) take() (jobs []*pushJob, parts []partRef, more bool) {
 	for _, p := range parts {
 		c.busy[p] = struct{}{}
 	}
-	return jobs, parts, len(c.pending) > 0
+	if lane >= 0 {
+		c.laneOn[lane] = true
+	}
+	return jobs, parts, lane, len(c.pending) > 0
 }
 
 // holds reports whether set has any of parts.
@@ -355,10 +363,13 @@ func holds(set map[partRef]struct{}, parts []partRef) bool {
 
 // release frees a finished call's partitions and kicks a flusher for the requests that waited
 // on them.
-func (c *coalescer) release(parts []partRef) {
+func (c *coalescer) release(parts []partRef, lane int) {
 	c.mu.Lock()
 	for _, p := range parts {
 		delete(c.busy, p)
+	}
+	if lane >= 0 {
+		c.laneOn[lane] = false
 	}
 	c.mu.Unlock()
 	c.wake()

@@ -150,7 +150,8 @@ func partItems(parts ...string) []store.PushRow {
 
 func pendingJob(parts ...string) *pushJob {
 	it := partItems(parts...)
-	return &pushJob{items: it, parts: partKeys(it), done: make(chan pushDone, 1), waitUntil: time.Now().Add(time.Hour)}
+	// no lane: these tests are about partitions (the lane test sets lanes itself)
+	return &pushJob{items: it, parts: partKeys(it), lane: -1, done: make(chan pushDone, 1), waitUntil: time.Now().Add(time.Hour)}
 }
 
 // A call takes, in arrival order, every request that shares no partition with a call in
@@ -162,7 +163,7 @@ func TestCoalescerTakeSkipsBusyPartitionsKeepingOrderPerPartition(t *testing.T) 
 	y, z, w, v := pendingJob("A", "B"), pendingJob("B"), pendingJob("C", "D"), pendingJob("D")
 	c.busy[partKey("q", "A")] = struct{}{} // a call holds A
 	c.pending = []*pushJob{y, z, w, v}
-	jobs, parts, more := c.take()
+	jobs, parts, _, more := c.take()
 	if len(jobs) != 2 || jobs[0] != w || jobs[1] != v {
 		t.Fatalf("took %d jobs, want the two on C and D (y waits for A, z behind y on B)", len(jobs))
 	}
@@ -172,11 +173,11 @@ func TestCoalescerTakeSkipsBusyPartitionsKeepingOrderPerPartition(t *testing.T) 
 	if c.queued() != 2 || c.pending[0] != y || c.pending[1] != z {
 		t.Fatal("y and z must stay pending, in order")
 	}
-	if _, again, _ := c.take(); again != nil {
+	if _, again, _, _ := c.take(); again != nil {
 		t.Fatalf("a second call took %q while A, C and D are busy", again)
 	}
-	c.release([]partRef{partKey("q", "A")})
-	jobs, _, more = c.take()
+	c.release([]partRef{partKey("q", "A")}, -1)
+	jobs, _, _, more = c.take()
 	if len(jobs) != 2 || jobs[0] != y || jobs[1] != z || more {
 		t.Fatalf("after A is released took %d jobs (more %v), want y then z together", len(jobs), more)
 	}
@@ -188,7 +189,7 @@ func TestCoalescerTakeMergesOverlappingRequests(t *testing.T) {
 	c.init()
 	a, b, d := pendingJob("A", "B"), pendingJob("B", "C"), pendingJob("C", "D")
 	c.pending = []*pushJob{a, b, d}
-	jobs, parts, more := c.take()
+	jobs, parts, _, more := c.take()
 	if len(jobs) != 2 || len(parts) != 3 || !more {
 		t.Fatalf("took %d jobs on %q (more %v); want a and b (the item bound stops d)", len(jobs), parts, more)
 	}
@@ -358,12 +359,20 @@ func TestCoalescerTakeSplitsOnePartitionRequestsByLane(t *testing.T) {
 		j.lane = c.laneOf(j.parts)
 	}
 	c.pending = []*pushJob{a, b, a2, b2}
-	first, _, more := c.take()
-	if len(first) != 2 || first[0] != a || first[1] != a2 || !more {
-		t.Fatalf("first call took %d jobs (more %v), want a and a2 of lane 0", len(first), more)
+	first, _, lane, more := c.take()
+	if len(first) != 2 || first[0] != a || first[1] != a2 || lane != 0 || !more {
+		t.Fatalf("first call took %d jobs (lane %d, more %v), want a and a2 of lane 0", len(first), lane, more)
 	}
-	second, _, more := c.take()
-	if len(second) != 2 || second[0] != b || second[1] != b2 || more {
-		t.Fatalf("second call took %d jobs (more %v), want b and b2 of lane 1 beside the first", len(second), more)
+	second, _, lane, more := c.take()
+	if len(second) != 2 || second[0] != b || second[1] != b2 || lane != 1 || more {
+		t.Fatalf("second call took %d jobs (lane %d, more %v), want b and b2 of lane 1 beside the first", len(second), lane, more)
+	}
+	// A request of lane 0 arriving now waits for lane 0's call, though its partition is free.
+	a3 := pendingJob(p0 + "-other")
+	if a3.lane = c.laneOf(a3.parts); a3.lane == 0 {
+		c.pending = []*pushJob{a3}
+		if third, _, _, _ := c.take(); third != nil {
+			t.Fatal("a second call of lane 0 started beside the first")
+		}
 	}
 }
