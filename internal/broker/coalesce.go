@@ -264,7 +264,7 @@ func (c *coalescer) drainAtStop() {
 // take removes the next call's requests from the pending list and marks their partitions
 // busy: in arrival order, every request whose partitions no call in flight holds and no
 // earlier waiting request names, up to maxItems (a first request larger than that goes
-// alone), looking past at most maxItems items of waiting requests. Requests on one partition
+// alone), looking past waiting requests that name at most maxItems partitions in all. Requests on one partition
 // are also split by lane (their partition's hash), as the flushers' lanes once did: a call
 // takes those of one lane only, so requests for a few busy partitions spread over parallel
 // calls instead of all joining the first. Requests on several partitions join any call. Requests past their wait
@@ -291,10 +291,11 @@ func (c *coalescer) take() (jobs []*pushJob, parts []partRef, lane int, more boo
 			continue // withdrawn by its submitter
 		}
 		if holds(c.busy, j.parts) || holds(blocked, j.parts) {
-			if skipped += len(j.items); skipped > c.maxItems {
+			if skipped += len(j.parts); skipped > c.maxItems {
 				// Looking further costs a map entry per partition of every request passed
 				// over (quadratic work under the lock when many spread requests wait);
-				// the rest waits for the next call, in order.
+				// the rest waits for the next call, in order. Requests on one partition
+				// cost one entry each, so they hardly ever stop the scan.
 				kept = append(kept, c.pending[i:]...)
 				break
 			}
