@@ -12,6 +12,9 @@ var Scenarios = []string{"push", "popack", "txn", "fanout", "partitions", "e2e",
 
 // Run executes one scenario and its same-run baseline.
 func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
+	if err := cfg.validate(); err != nil {
+		return Result{}, err
+	}
 	api, err := newAPIClient(cfg.Server, max(cfg.Conns, cfg.Groups*cfg.Conns, 8))
 	if err != nil {
 		return Result{}, err
