@@ -16,7 +16,9 @@ go build -o "$OUT/queen-bench" ./cmd/queen-bench
 run_one() { # name, then queen-bench arguments
 	local name="$1"; shift
 	psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null 2>&1
-	DATABASE_URL="$DSN" PORT=$PORT LOG_LEVEL=warn "$OUT/queen" >"$OUT/queen.log" 2>&1 &
+	# a fresh spool per run: a spool left by an earlier run makes the broker spool every push
+	rm -rf "$OUT/spool"
+	FILE_BUFFER_DIR="$OUT/spool" DATABASE_URL="$DSN" PORT=$PORT LOG_LEVEL=warn "$OUT/queen" >"$OUT/queen.log" 2>&1 &
 	local pid=$!
 	for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
 	"$OUT/queen-bench" -server "http://127.0.0.1:$PORT" -db "$DSN" -pid "$pid" -quiet -json "$@" >"$OUT/$name.json"
@@ -40,6 +42,8 @@ while IFS='|' read -r name args; do
 		awk -F'\t' -v a="$args" '{printf "| %s | `%s` | %s | %s | %s | %s | %s | %s | %s |\n", $1, a, $2, $3, $4, $5, $6, $7, $8}'
 done <<'SCENARIOS'
 push100|-scenario push -batch 100 -conns 50 -partitions 10
+push100x500|-scenario push -batch 100 -conns 50 -partitions 500
+push100spread|-scenario push -batch 100 -conns 50 -partitions 500 -spread 100
 push1x200|-scenario push -batch 1 -conns 200 -partitions 10
 push1x50|-scenario push -batch 1 -conns 50 -partitions 10
 popack100|-scenario popack -batch 100 -conns 20 -partitions 20 -ack batch

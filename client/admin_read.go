@@ -41,6 +41,10 @@ type QueueDetail struct {
 	CreatedAt  time.Time       `json:"createdAt"`
 	Partitions []PartitionInfo `json:"partitions"`
 	Totals     Counters        `json:"totals"`
+	// Options are the queue's 16 options with their effective values, by their wire names
+	// (leaseTime, retryDelay, dedupWindowSeconds…: numbers and booleans, as configure answers
+	// them). nil from a broker that does not report them.
+	Options map[string]any `json:"options,omitempty"`
 }
 
 // Detail reads the queue with its partitions. An unknown queue is an *HTTPError matching

@@ -36,11 +36,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Conns, "conns", 50, "concurrent connections (producers or consumers per group)")
 	fs.IntVar(&cfg.Batch, "batch", 100, "items per push / messages per pop")
 	fs.IntVar(&cfg.Partitions, "partitions", 10, "partitions")
+	fs.IntVar(&cfg.Spread, "spread", 0, "push: spread each request's items over this many of the partitions (0 or 1: one partition per request)")
+	fs.IntVar(&cfg.BaselineConns, "baseline-conns", 0, "connections of the same-run baseline (0: 32 for single-row commits, 8 for the batch baselines)")
 	fs.IntVar(&cfg.PayloadBytes, "payload", 100, "payload filler size in bytes")
 	fs.IntVar(&cfg.Messages, "messages", 0, "messages to prefill for consume scenarios (0 = derived)")
 	fs.IntVar(&cfg.Groups, "groups", 3, "consumer groups (fanout)")
 	fs.StringVar(&cfg.AckMode, "ack", "batch", "ack | batch | auto")
 	fs.IntVar(&cfg.Rate, "rate", 1000, "e2e: messages per second")
+	fs.IntVar(&cfg.StateOps, "stateops", 1, "streams-cycle: state upserts per cycle")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no live progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
@@ -84,6 +87,9 @@ func printTable(w io.Writer, r bench.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\t%s\t%s\n", r.Scenario, r.Params)
 	fmt.Fprintf(tw, "messages\t%d in %s (%d requests, %d errors)\n", r.Messages, r.Elapsed.Round(time.Millisecond), r.Requests, r.Errors)
+	if r.Buffered > 0 {
+		fmt.Fprintf(tw, "buffered\t%d items spooled by the broker, not written (left out of the throughput)\n", r.Buffered)
+	}
 	fmt.Fprintf(tw, "throughput\t%.0f msgs/s\n", r.MsgsPerSec)
 	fmt.Fprintf(tw, "latency\tp50 %s  p99 %s  p99.9 %s\n", r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond), r.P999.Round(10*time.Microsecond))
 	if r.PeakRSSBytes > 0 {

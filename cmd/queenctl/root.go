@@ -94,6 +94,14 @@ only to the context's own server).
 	root.AddCommand(a.pushCmd(), a.popCmd(), a.ackCmd(), a.extendCmd(), a.consumeCmd(), a.tailCmd(),
 		a.txnCmd(), a.queuesCmd(), a.partitionsCmd(), a.messagesCmd(), a.dlqCmd(), a.groupsCmd(), a.seekCmd(), a.replayCmd(),
 		a.lagCmd(), a.tracesCmd(), a.statusCmd(), a.healthCmd(), a.contextCmd())
+	root.AddCommand(a.applyCmd(), a.maintenanceCmd())
+	// dlq delete lives in a file of its own (cmd_dlq_delete.go), attached here so that the dlq
+	// group's definition stays as it is.
+	for _, c := range root.Commands() {
+		if c.Name() == "dlq" {
+			c.AddCommand(a.dlqDeleteCmd())
+		}
+	}
 	root.SetHelpCommand(&cobra.Command{
 		Use:   "help [COMMAND]",
 		Short: "Help about any command",

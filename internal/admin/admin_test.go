@@ -24,7 +24,7 @@ var testDSN string
 func TestMain(m *testing.M) {
 	pgtest.Main(m, func(dsn string) int {
 		ctx := context.Background()
-		st, err := store.Open(ctx, store.Options{DSN: dsn, MaxConns: 2, ConnectTimeout: 5 * time.Second})
+		st, err := store.Open(ctx, store.Options{DSN: dsn, MaxConns: 2, ConnectTimeout: 30 * time.Second})
 		if err == nil {
 			err = st.Migrate(ctx)
 			st.Close()
@@ -66,7 +66,7 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Options{DSN: testDSN, MaxConns: 4, ConnectTimeout: 5 * time.Second})
+	st, err := store.Open(context.Background(), store.Options{DSN: testDSN, MaxConns: 4, ConnectTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 var testDSN string
 
 func TestMain(m *testing.M) {
-	if os.Getenv("QUEEN_SPOOL_CRASH_DIR") != "" {
+	if os.Getenv("QUEEN_SPOOL_CRASH_DIR") != "" || os.Getenv("QUEEN_STREAMS_CRASH_DSN") != "" {
 		// The child of TestSpoolSurvivesKill needs no database of its own, and as it is killed
 		// it would leave one behind.
 		os.Exit(m.Run())
@@ -117,7 +117,7 @@ func TestStopEndsEveryGoroutine(t *testing.T) {
 		}
 	}()
 	tr := &http.Transport{}
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	client := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
 	call := func(method, path string, body any) (int, any) {
 		t.Helper()
 		var rd io.Reader

@@ -11,12 +11,27 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Baseline names.
+// Baseline kinds. A measured Baseline's Name is its kind and connection count, e.g.
+// "single-row insert+commit, 32 connections".
 const (
-	BaselineSingle = "single-row insert+commit, 32 connections"
-	BaselineBatch  = "100-row INSERT per transaction, 8 connections"
-	BaselineCursor = "read 100 rows after a cursor + update the cursor, 8 connections"
+	BaselineSingle = "single-row insert+commit"
+	BaselineBatch  = "100-row INSERT per transaction"
+	BaselineCursor = "read 100 rows after a cursor + update the cursor"
 )
+
+// baselineConns is the connection count of a baseline kind: Config.BaselineConns when set,
+// else 32 for single-row commits (enough to saturate group commit here) and 8 for the batch
+// kinds (CPU-bound with a few).
+func baselineConns(cfg Config, kind string) int {
+	switch {
+	case cfg.BaselineConns > 0:
+		return cfg.BaselineConns
+	case kind == BaselineSingle:
+		return 32
+	default:
+		return 8
+	}
+}
 
 // baselines measures PostgreSQL's own limits on a plain table in a scratch schema of the
 // broker's database, with the same payload as the scenarios.
@@ -30,7 +45,7 @@ func openBaselines(ctx context.Context, cfg Config) (*baselines, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc.MaxConns = 34
+	pc.MaxConns = int32(max(baselineConns(cfg, BaselineSingle), baselineConns(cfg, BaselineBatch)) + 2)
 	pc.ConnConfig.RuntimeParams["search_path"] = "queen_bench"
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
@@ -55,37 +70,38 @@ func (b *baselines) close() {
 	b.pool.Close()
 }
 
-// run measures one baseline by name.
-func (b *baselines) run(ctx context.Context, name string) (*Baseline, error) {
+// run measures one baseline kind.
+func (b *baselines) run(ctx context.Context, kind string) (*Baseline, error) {
 	var m measured
 	var err error
-	switch name {
+	conns := baselineConns(b.cfg, kind)
+	switch kind {
 	case BaselineSingle:
-		m, err = b.loop(ctx, 32, func(ctx context.Context, _ int) (int, error) {
+		m, err = b.loop(ctx, conns, func(ctx context.Context, _ int) (int, error) {
 			_, err := b.pool.Exec(ctx, "INSERT INTO rows (payload) VALUES ($1)", b.cfg.payload(0))
 			return 1, err
 		})
 	case BaselineBatch:
 		stmt := "INSERT INTO rows (payload) VALUES " + strings.TrimSuffix(strings.Repeat("($1),", 100), ",")
-		m, err = b.loop(ctx, 8, func(ctx context.Context, _ int) (int, error) {
+		m, err = b.loop(ctx, conns, func(ctx context.Context, _ int) (int, error) {
 			_, err := b.pool.Exec(ctx, stmt, b.cfg.payload(0))
 			return 100, err
 		})
 	case BaselineCursor:
-		m, err = b.cursorReads(ctx)
+		m, err = b.cursorReads(ctx, conns)
 	default:
-		return nil, fmt.Errorf("unknown baseline %q", name)
+		return nil, fmt.Errorf("unknown baseline %q", kind)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &Baseline{Name: name, RowsPerSec: m.rowsPerSec, CPU: m.cpu}, nil
+	return &Baseline{Name: fmt.Sprintf("%s, %d connections", kind, conns), Kind: kind, Conns: conns,
+		RowsPerSec: m.rowsPerSec, CPU: m.cpu}, nil
 }
 
 // cursorReads prefills one lane per connection and measures reading 100 rows after the lane's
 // cursor and moving the cursor, one transaction each.
-func (b *baselines) cursorReads(ctx context.Context) (measured, error) {
-	const lanes = 8
+func (b *baselines) cursorReads(ctx context.Context, lanes int) (measured, error) {
 	perLane := 30000
 	if _, err := b.pool.Exec(ctx, `INSERT INTO lanes (lane, pos, payload)
 		SELECT l, p, $1::json FROM generate_series(0, $2 - 1) l, generate_series(1, $3) p`, b.cfg.payload(0), lanes, perLane); err != nil {

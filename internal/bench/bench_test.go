@@ -2,10 +2,12 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/testkit"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -23,11 +25,13 @@ func TestScenariosMeasureAgainstTheSameRunBaseline(t *testing.T) {
 		cfg      Config
 	}{
 		{"push", Config{Batch: 10, Conns: 4, Partitions: 2}},
+		// each request's 10 items over 5 of 12 partitions; the baseline on 2 connections
+		{"push", Config{Batch: 10, Conns: 4, Partitions: 12, Spread: 5, BaselineConns: 2}},
 		{"popack", Config{Batch: 10, Conns: 2, Partitions: 2, AckMode: "batch", Messages: 200}},
 		{"popack", Config{Batch: 1, Conns: 2, Partitions: 2, AckMode: "ack", Messages: 50}},
 		{"txn", Config{Conns: 2, Partitions: 2, Messages: 50}},
 	} {
-		t.Run(tc.scenario+"/"+tc.cfg.AckMode, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/spread=%d", tc.scenario, tc.cfg.AckMode, tc.cfg.Spread), func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Server, cfg.DSN, cfg.Duration, cfg.PayloadBytes = srv.URL, testDSN, 300*time.Millisecond, 20
 			res, err := Run(context.Background(), tc.scenario, cfg)
@@ -51,8 +55,20 @@ func TestScenariosMeasureAgainstTheSameRunBaseline(t *testing.T) {
 			if tc.scenario == "push" || tc.scenario == "txn" || cfg.Batch < 100 {
 				want = BaselineSingle
 			}
-			if res.Baseline.Name != want {
-				t.Fatalf("baseline %q, want %q", res.Baseline.Name, want)
+			conns := 32
+			if want != BaselineSingle {
+				conns = 8
+			}
+			if cfg.BaselineConns > 0 {
+				conns = cfg.BaselineConns
+			}
+			if res.Baseline.Kind != want || res.Baseline.Conns != conns ||
+				res.Baseline.Name != fmt.Sprintf("%s, %d connections", want, conns) {
+				t.Fatalf("baseline %q (%q on %d connections), want %q on %d", res.Baseline.Name,
+					res.Baseline.Kind, res.Baseline.Conns, want, conns)
+			}
+			if cfg.Spread > 1 && !strings.Contains(res.Params, fmt.Sprintf("spread=%d", cfg.Spread)) {
+				t.Fatalf("params %q do not show the spread", res.Params)
 			}
 		})
 	}
@@ -62,5 +78,100 @@ func TestOnlyLoopbackIsTargeted(t *testing.T) {
 	_, err := Run(context.Background(), "push", Config{Server: "http://192.0.2.1:6632", Conns: 1, Batch: 1, Partitions: 1})
 	if err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("err %v, want a refusal to target a non-loopback address", err)
+	}
+}
+
+// The spool scenario measures pushes the broker spools (docs/api/operations.md §4.1): here
+// push maintenance sends every push to the spool; a push the database took instead is an
+// error of the scenario, so a run against a healthy broker cannot pass for a spool figure.
+func TestSpoolScenarioCountsOnlyBufferedPushes(t *testing.T) {
+	srv := testserver.Start(t, testDSN, testserver.Options{})
+	api, err := newAPIClient(srv.URL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maintenance := func(on bool) {
+		t.Helper()
+		body := []byte(`{"enabled":false}`)
+		if on {
+			body = []byte(`{"enabled":true}`)
+		}
+		if _, err := api.call(context.Background(), "POST", "/api/v1/system/maintenance", body, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{Server: srv.URL, Batch: 10, Conns: 4, Partitions: 2, Duration: 300 * time.Millisecond, PayloadBytes: 20}
+
+	maintenance(true)
+	res, err := Run(context.Background(), "spool", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scenario != "spool" || res.Messages == 0 || res.Errors != 0 || res.MsgsPerSec <= 0 || res.Baseline != nil {
+		t.Fatalf("spooled: %+v", res)
+	}
+
+	// Once the spool is replayed, pushes reach the database again.
+	maintenance(false)
+	testkit.Eventually(t, 2*time.Minute, 100*time.Millisecond, func() error {
+		var b struct {
+			Pending int `json:"pending"`
+		}
+		if _, err := api.call(context.Background(), "GET", "/api/v1/status/buffers", nil, &b); err != nil {
+			return err
+		}
+		if b.Pending != 0 {
+			return fmt.Errorf("%d spooled pushes still to replay", b.Pending)
+		}
+		return nil
+	})
+	res, err = Run(context.Background(), "spool", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Messages != 0 || res.Errors == 0 {
+		t.Fatalf("database up: %+v, want every push counted as an error (queued, not buffered)", res)
+	}
+}
+
+// A spread request's items go to distinct partitions within range, and different requests
+// draw different sets; the same seed draws the same sets (runs stay comparable).
+func TestSpreadPartsDrawDistinctPartitionsPerRequest(t *testing.T) {
+	sets := spreadParts(500, 100, spreadBodies)
+	if len(sets) != spreadBodies {
+		t.Fatalf("%d request shapes, want %d", len(sets), spreadBodies)
+	}
+	seen := map[string]bool{}
+	for k, parts := range sets {
+		if len(parts) != 100 {
+			t.Fatalf("request %d: %d partitions, want 100", k, len(parts))
+		}
+		distinct := map[int]bool{}
+		for _, p := range parts {
+			if p < 0 || p >= 500 || distinct[p] {
+				t.Fatalf("request %d: partition %d out of range or repeated in %v", k, p, parts)
+			}
+			distinct[p] = true
+		}
+		seen[fmt.Sprint(parts)] = true
+	}
+	if len(seen) < spreadBodies/2 {
+		t.Fatalf("only %d distinct partition sets among %d requests", len(seen), spreadBodies)
+	}
+	if again := spreadParts(500, 100, spreadBodies); fmt.Sprint(again) != fmt.Sprint(sets) {
+		t.Fatal("the same seed drew different sets")
+	}
+}
+
+// Knobs that cannot describe a run are refused before anything is sent.
+func TestConfigRefusesImpossibleKnobs(t *testing.T) {
+	for _, cfg := range []Config{
+		{Server: "http://127.0.0.1:1", Batch: 10, Conns: 1, Partitions: 10, Spread: 11},
+		{Server: "http://127.0.0.1:1", Batch: 10, Conns: 1, Partitions: 10, Spread: -1},
+		{Server: "http://127.0.0.1:1", Batch: 10, Conns: 1, Partitions: 10, BaselineConns: -1},
+	} {
+		if _, err := Run(context.Background(), "push", cfg); err == nil || !strings.Contains(err.Error(), "must be") && !strings.Contains(err.Error(), "more than") {
+			t.Fatalf("%+v: err %v, want a refusal of the knob", cfg, err)
+		}
 	}
 }

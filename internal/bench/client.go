@@ -75,6 +75,19 @@ type bodyDecoder interface {
 	decodeBody(data []byte) error
 }
 
+// pushAnswer is what the push scenario needs of a push answer: how many items the broker
+// spooled (status "buffered", docs/api/data-api.md §2.3) instead of writing them to the
+// database. A spooling broker answers at the speed of its file buffer, so those items must
+// not count as database throughput.
+type pushAnswer struct {
+	Buffered int
+}
+
+func (a *pushAnswer) decodeBody(data []byte) error {
+	a.Buffered = bytes.Count(data, []byte(`"status":"buffered"`))
+	return nil
+}
+
 // popAnswer is what a consumer needs of a pop answer (read by decodePop).
 type popAnswer struct {
 	LeaseID  string          `json:"leaseId"`

@@ -9,23 +9,50 @@ import (
 
 // Config describes one bench run.
 type Config struct {
-	Server       string        // broker base URL (loopback only)
-	DSN          string        // the broker's database, for the same-run PostgreSQL baseline
-	PID          int           // broker process id for CPU and RSS; 0 = not measured
-	Duration     time.Duration // per measured phase
-	Conns        int           // concurrent HTTP connections (producers or consumers)
-	Batch        int           // items per push / messages per pop
-	Partitions   int           // partitions written to / read from
-	PayloadBytes int           // size of the payload's filler string
-	Messages     int           // messages to prefill for consume scenarios (0 = derived)
-	Groups       int           // consumer groups (fanout)
-	AckMode      string        // ack | batch | auto
-	Rate         int           // e2e: messages per second offered
-	Progress     io.Writer     // live progress line; nil = quiet
+	Server     string        // broker base URL (loopback only)
+	DSN        string        // the broker's database, for the same-run PostgreSQL baseline
+	PID        int           // broker process id for CPU and RSS; 0 = not measured
+	Duration   time.Duration // per measured phase
+	Conns      int           // concurrent HTTP connections (producers or consumers)
+	Batch      int           // items per push / messages per pop
+	Partitions int           // partitions written to / read from
+	// Spread is how many of the Partitions each push request's items go to (push scenario):
+	// 0 or 1, one partition per request, round robin; N > 1, every request's items spread
+	// over N distinct partitions drawn from the Partitions, as a producer batching for many
+	// customers does.
+	Spread int
+	// BaselineConns is the connection count of the same-run baseline; 0: its default (32
+	// for single-row commits, 8 for the batch ones). Fewer lets the baseline fit beside a
+	// broker on a server with few connections (max_connections 100).
+	BaselineConns int
+	PayloadBytes  int       // size of the payload's filler string
+	Messages      int       // messages to prefill for consume scenarios (0 = derived)
+	Groups        int       // consumer groups (fanout)
+	AckMode       string    // ack | batch | auto
+	Rate          int       // e2e: messages per second offered
+	Progress      io.Writer // live progress line; nil = quiet
+	StateOps      int       // streams-cycle: state upserts per cycle
 }
 
 func (c Config) params() string {
-	return fmt.Sprintf("batch=%d conns=%d partitions=%d payload=%dB", c.Batch, c.Conns, c.Partitions, c.PayloadBytes)
+	s := fmt.Sprintf("batch=%d conns=%d partitions=%d payload=%dB", c.Batch, c.Conns, c.Partitions, c.PayloadBytes)
+	if c.Spread > 1 {
+		s += fmt.Sprintf(" spread=%d", c.Spread)
+	}
+	return s
+}
+
+// validate refuses knobs that cannot describe a run.
+func (c Config) validate() error {
+	switch {
+	case c.Spread < 0:
+		return fmt.Errorf("spread %d: must be 0 or more", c.Spread)
+	case c.Spread > 1 && c.Spread > c.Partitions:
+		return fmt.Errorf("spread %d: more than the %d partitions", c.Spread, c.Partitions)
+	case c.BaselineConns < 0:
+		return fmt.Errorf("baseline connections %d: must be 0 or more", c.BaselineConns)
+	}
+	return nil
 }
 
 func (c Config) payload(seq int) string {

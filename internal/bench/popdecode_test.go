@@ -132,3 +132,15 @@ func TestAckBatchBodyIsJSON(t *testing.T) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
 }
+
+// Items a broker spooled are counted from its answer (docs/api/data-api.md §2.3), written
+// ones are not.
+func TestPushAnswerCountsBufferedItems(t *testing.T) {
+	var a pushAnswer
+	body := `[{"index":0,"status":"buffered","queue":"q","partition":"p","transactionId":"k"},` +
+		`{"index":1,"transaction_id":"k2","status":"queued","message_id":"m","partition_id":"p","trace_id":null,"queueName":"q"},` +
+		`{"index":2,"status":"buffered","queue":"q","partition":"p","transactionId":"k3"}]`
+	if err := a.decodeBody([]byte(body)); err != nil || a.Buffered != 2 {
+		t.Fatalf("buffered %d, err %v; want 2", a.Buffered, err)
+	}
+}

@@ -8,10 +8,13 @@ import (
 )
 
 // Scenarios lists the scenario names Run accepts.
-var Scenarios = []string{"push", "popack", "txn", "fanout", "partitions", "e2e"}
+var Scenarios = []string{"push", "popack", "txn", "fanout", "partitions", "e2e", "spool", "streams-cycle", "streams-window"}
 
 // Run executes one scenario and its same-run baseline.
 func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
+	if err := cfg.validate(); err != nil {
+		return Result{}, err
+	}
 	api, err := newAPIClient(cfg.Server, max(cfg.Conns, cfg.Groups*cfg.Conns, 8))
 	if err != nil {
 		return Result{}, err
@@ -21,7 +24,7 @@ func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
 	var baseline string
 	switch scenario {
 	case "push":
-		res, err = r.push(ctx)
+		res, err = r.pushAs(ctx, "push", "")
 		baseline = BaselineBatch
 		if cfg.Batch < 100 {
 			baseline = BaselineSingle
@@ -44,6 +47,14 @@ func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
 		return r.partitions(ctx)
 	case "e2e":
 		return r.e2e(ctx)
+	case "spool":
+		// PostgreSQL is away (or push maintenance is on): there is no database to measure a
+		// baseline on; compare with the push scenario against a broker whose database is up.
+		return r.pushAs(ctx, "spool", "buffered")
+	case "streams-cycle":
+		return r.streamsCycle(ctx)
+	case "streams-window":
+		return r.streamsWindow(ctx)
 	default:
 		return Result{}, fmt.Errorf("unknown scenario %q (one of %v)", scenario, Scenarios)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,33 +26,78 @@ func (r *runner) pushBody(queue string, n int, part func(i int) int, seq int) []
 	return []byte(b.String())
 }
 
-func (r *runner) push(ctx context.Context) (Result, error) {
+// pushAs runs the push scenario under name. With want set, every item of every measured
+// answer must have that status (the spool scenario wants "buffered": a push that reached the
+// database instead is not what it measures), and a request with any other counts as an error.
+func (r *runner) pushAs(ctx context.Context, name, want string) (Result, error) {
 	// A producer's batch goes to one partition (per customer, per tenant…), the next request
-	// to the next partition. Bodies are built once, so the load generator spends its CPU on
-	// sending, not on formatting (the broker mints every message id anyway).
-	bodies := make([][]byte, r.cfg.Partitions)
-	for p := range bodies {
-		bodies[p] = r.pushBody(r.queue, r.cfg.Batch, func(int) int { return p }, 0)
+	// to the next partition; with Spread, each request's items go to Spread partitions
+	// (a producer batching for many customers). Bodies are built once, so the load generator
+	// spends its CPU on sending, not on formatting (the broker mints every message id anyway).
+	var bodies [][]byte
+	if r.cfg.Spread > 1 {
+		for _, parts := range spreadParts(r.cfg.Partitions, r.cfg.Spread, spreadBodies) {
+			bodies = append(bodies, r.pushBody(r.queue, r.cfg.Batch, func(i int) int { return parts[i%len(parts)] }, 0))
+		}
+	} else {
+		bodies = make([][]byte, r.cfg.Partitions)
+		for p := range bodies {
+			bodies[p] = r.pushBody(r.queue, r.cfg.Batch, func(int) int { return p }, 0)
+		}
 	}
-	// Each partition is created by an unmeasured push first: creating a queue and its
-	// partitions (and the first calls on fresh database sessions, which compile the PL/pgSQL
-	// functions) costs hundreds of milliseconds once, which is not what the scenario measures.
-	for _, body := range bodies {
+	// Each partition is created by an unmeasured push first, and every body is sent once:
+	// creating a queue and its partitions (and the first calls on fresh database sessions,
+	// which compile the PL/pgSQL functions) costs hundreds of milliseconds once, which is not
+	// what the scenario measures.
+	for from := 0; from < r.cfg.Partitions; from += 1000 {
+		body := r.pushBody(r.queue, min(1000, r.cfg.Partitions-from), func(i int) int { return from + i }, 0)
 		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, nil); err != nil {
 			return Result{}, fmt.Errorf("create the partitions: %w", err)
 		}
 	}
+	for _, body := range bodies {
+		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, nil); err != nil {
+			return Result{}, fmt.Errorf("warm up: %w", err)
+		}
+	}
 	var seq atomic.Int64
-	res := r.measure(ctx, "push", r.cfg.Conns, nil, func(ctx context.Context, w int, rec *recorder) error {
+	res := r.measure(ctx, name, r.cfg.Conns, nil, func(ctx context.Context, w int, rec *recorder) error {
 		body := bodies[int(seq.Add(1))%len(bodies)]
 		t := time.Now()
-		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, nil); err != nil {
+		var ans pushAnswer
+		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, &ans); err != nil {
 			return err
 		}
-		rec.ok(time.Since(t), r.cfg.Batch)
+		if want == "buffered" {
+			// The spool scenario: every item must have been spooled.
+			if ans.Buffered != r.cfg.Batch {
+				return fmt.Errorf("push answered %d of %d items %q, want all", ans.Buffered, r.cfg.Batch, want)
+			}
+			rec.ok(time.Since(t), r.cfg.Batch)
+		} else {
+			rec.ok(time.Since(t), r.cfg.Batch-ans.Buffered)
+			if ans.Buffered > 0 {
+				rec.spooled(ans.Buffered)
+			}
+		}
 		return nil
 	})
 	return res, nil
+}
+
+// spreadBodies is how many distinct spread requests the push scenario cycles through: enough
+// that concurrent requests draw different partition sets, few enough to build once.
+const spreadBodies = 64
+
+// spreadParts draws n request shapes, each `spread` distinct partitions out of `partitions`
+// in random order, from a fixed seed so runs are comparable.
+func spreadParts(partitions, spread, n int) [][]int {
+	rng := rand.New(rand.NewPCG(15, 500))
+	out := make([][]int, n)
+	for k := range out {
+		out[k] = rng.Perm(partitions)[:spread]
+	}
+	return out
 }
 
 // prefill writes n messages into queue over partitions, in large batches, unmeasured.
@@ -143,6 +189,15 @@ func (r *runner) txn(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	sink := r.queue + "-next"
+	// The next stage's partitions are created before measuring, as the push scenario creates
+	// its own: a partition's creation serialises on its queue's lock and took 0.2 s apiece on a
+	// loaded machine, which put seconds into the first transactions of a short run.
+	for from := 0; from < r.cfg.Partitions; from += 1000 {
+		body := r.pushBody(sink, min(1000, r.cfg.Partitions-from), func(i int) int { return from + i }, 0)
+		if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, nil); err != nil {
+			return Result{}, fmt.Errorf("create the next stage's partitions: %w", err)
+		}
+	}
 	done := func(rec *recorder) bool { return rec.count() >= int64(total) }
 	return r.measure(ctx, "txn", r.cfg.Conns, done, func(ctx context.Context, _ int, rec *recorder) error {
 		t := time.Now()

@@ -10,11 +10,14 @@ import (
 
 // Result is one scenario's measurement.
 type Result struct {
-	Scenario     string        `json:"scenario"`
-	Params       string        `json:"params"`
-	Messages     int64         `json:"messages"`
-	Requests     int64         `json:"requests"`
-	Errors       int64         `json:"errors"`
+	Scenario string `json:"scenario"`
+	Params   string `json:"params"`
+	Messages int64  `json:"messages"`
+	Requests int64  `json:"requests"`
+	Errors   int64  `json:"errors"`
+	// Buffered counts pushed items the broker spooled instead of writing (its database was
+	// too slow or away): they are left out of Messages and MsgsPerSec.
+	Buffered     int64         `json:"buffered,omitempty"`
 	Elapsed      time.Duration `json:"elapsedNs"`
 	MsgsPerSec   float64       `json:"msgsPerSec"`
 	P50          time.Duration `json:"p50Ns"`
@@ -30,6 +33,8 @@ type Result struct {
 // Baseline is PostgreSQL's own throughput for the comparable plain-table workload.
 type Baseline struct {
 	Name       string   `json:"name"`
+	Kind       string   `json:"kind,omitempty"`  // BaselineSingle, BaselineBatch or BaselineCursor
+	Conns      int      `json:"conns,omitempty"` // its connections
 	RowsPerSec float64  `json:"rowsPerSec"`
 	CPU        *CPUCost `json:"cpu,omitempty"`
 }
@@ -41,6 +46,14 @@ type recorder struct {
 	msgs      int64
 	reqs      int64
 	errs      int64
+	buffered  int64
+}
+
+// spooled counts items a push answer reported buffered.
+func (r *recorder) spooled(n int) {
+	r.mu.Lock()
+	r.buffered += int64(n)
+	r.mu.Unlock()
 }
 
 func (r *recorder) ok(lat time.Duration, msgs int) {
@@ -76,6 +89,6 @@ func (r *recorder) result(name, params string, elapsed time.Duration) Result {
 		}
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
 	}
-	return Result{Scenario: name, Params: params, Messages: r.msgs, Requests: r.reqs, Errors: r.errs,
+	return Result{Scenario: name, Params: params, Messages: r.msgs, Requests: r.reqs, Errors: r.errs, Buffered: r.buffered,
 		Elapsed: elapsed, MsgsPerSec: float64(r.msgs) / elapsed.Seconds(), P50: q(0.50), P99: q(0.99), P999: q(0.999)}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,52 +17,61 @@ import (
 )
 
 // coalescer merges concurrent push requests into shared database calls, the way group commit
-// does: a request that arrives while its lane is busy waits for the lane's next flush and goes
-// with every other request that arrived meanwhile. Idle, a request is flushed at once, so
-// coalescing adds no latency; busy, one commit carries many requests.
+// does: a request that arrives while the calls it could join are busy waits for the next
+// call and goes with every other request that arrived meanwhile. Idle, a request is flushed
+// at once, so coalescing adds no latency; busy, one commit carries many requests.
 //
-// Requests are spread over maxInflight lanes by their first item's partition, each lane with
-// at most one call in flight: calls of different lanes mostly lock different partitions and
-// run in parallel, while requests for one partition, which would wait on its lock anyway, share
-// commits.
+// At most maxInflight calls run at once, and no two of them name the same partition: a call
+// locks its partitions until it commits (docs/design.md, Locks), so two calls sharing one
+// would only queue on its row lock, one connection idle in the database, and a call holding
+// many partitions (a request spread over them) would stall every call behind it in a lock
+// convoy. A request that shares a partition with a call in flight waits for that call, and
+// requests behind it on one of its partitions wait with it, so the requests of a partition
+// reach the database in arrival order; requests on other partitions go past it into a
+// parallel call. Requests on the same partitions share calls instead of competing. Requests
+// on one partition each are also kept to lanes (their partition's hash modulo maxInflight):
+// one lane per call and one call per lane in flight, as the flushers' lanes were before, so a
+// few busy partitions fill parallel calls, each gathering its lane's requests meanwhile.
 //
 // Each request stays all-or-nothing and keeps its item order; requests in one call are
-// ordered by arrival. A call that fails for a reason other than an unavailable database is
+// ordered by their first message id, which is the order their ids were minted in (UUIDv7,
+// increasing within the process): so a call's ids rise with its positions, and the push SQL
+// has no id descent to date a millisecond later and wait for (docs/design.md, "Message order
+// within a partition"). A call that fails for a reason other than an unavailable database is
 // retried request by request, so one bad request never fails the others.
 //
-// Waiting in a lane counts against the request's DB_CONNECTION_TIMEOUT, like waiting for a
+// Waiting for a call counts against the request's DB_CONNECTION_TIMEOUT, like waiting for a
 // pooled connection (docs/api/operations.md §9.1): a request still queued at its wait deadline
 // is withdrawn and answered ErrUnavailable, and is never written. Once a flusher has taken it,
 // the request waits for the call, which the store bounds by DB_REQUEST_TIMEOUT.
 //
-// Each lane has one flusher goroutine for the whole run (Start to Stop), woken by a kick,
-// rather than one started per busy spell: its lifetime is then the coalescer's, so Stop can
-// wait for it. Stop lets each flusher write what is already queued (bounded by timeout per
+// maxInflight flusher goroutines run for the whole run (Start to Stop), each woken by a kick
+// when a request arrives or a call ends: their lifetime is the coalescer's, so Stop can wait
+// for them. Stop lets the flushers write what is already queued (bounded by timeout per
 // call), so every accepted request gets its true answer; requests after that are refused.
 type coalescer struct {
 	lifecycle.StartStop
 	write       func(context.Context, []store.PushRow) ([]mq.PushResult, error)
 	maxItems    int           // items per database call
-	maxInflight int           // lanes, so concurrent database calls
+	maxInflight int           // concurrent database calls
 	timeout     time.Duration // backstop on one call, independent of any one client
 	// waitDeadline is when a request's waits in front of the database end (store.WaitDeadline);
 	// nil: timeout after it arrives.
 	waitDeadline func(context.Context) time.Time
 
-	once  sync.Once
-	lanes []*lane
-}
-
-// lane is one ordered queue of pending requests and its flusher.
-type lane struct {
+	once    sync.Once
 	mu      sync.Mutex
-	pending []*pushJob
-	open    bool          // its flusher runs: requests are accepted
-	kick    chan struct{} // (at most one buffered) wake-up of the flusher
+	pending []*pushJob           // in arrival order
+	busy    map[partRef]struct{} // partitions of the calls in flight
+	laneOn  []bool               // lanes with a call in flight
+	open    bool                 // the flushers run: requests are accepted
+	kick    chan struct{}        // wake-ups of the flushers (at most one per flusher buffered)
 }
 
 type pushJob struct {
 	items     []store.PushRow
+	parts     []partRef // its distinct partitions
+	lane      int       // of a request on one partition: its partition's hash modulo maxInflight; else -1
 	done      chan pushDone
 	waitUntil time.Time    // the request's wait deadline
 	state     atomic.Int32 // jobPending, then jobTaken by a flusher or jobWithdrawn by its submitter
@@ -74,7 +85,7 @@ const (
 	jobWithdrawn
 )
 
-// errQueueTimeout answers a push that waited in its lane past its wait deadline.
+// errQueueTimeout answers a push that waited for the database longer than its wait deadline.
 var errQueueTimeout = fmt.Errorf("%w: push waited for the database longer than DB_CONNECTION_TIMEOUT", mq.ErrUnavailable)
 
 type pushDone struct {
@@ -82,36 +93,91 @@ type pushDone struct {
 	err error
 }
 
-// Start runs one flusher per lane until Stop.
+// init makes the shared state; safe to call more than once.
+func (c *coalescer) init() {
+	c.once.Do(func() {
+		c.busy = make(map[partRef]struct{})
+		c.laneOn = make([]bool, max(c.maxInflight, 1))
+		c.kick = make(chan struct{}, max(c.maxInflight, 1))
+	})
+}
+
+// Start runs maxInflight flushers until Stop.
 func (c *coalescer) Start(ctx context.Context) error {
 	return c.StartWith(ctx, func(context.Context) error {
-		c.laneFor(nil) // make sure the lanes exist
-		for _, l := range c.lanes {
-			l.mu.Lock()
-			l.open = true
-			l.mu.Unlock()
-			c.Go(func(ctx context.Context) { c.flusher(ctx, l) })
+		c.init()
+		c.mu.Lock()
+		c.open = true
+		c.mu.Unlock()
+		for range max(c.maxInflight, 1) {
+			c.Go(c.flusher)
 		}
 		return nil
 	})
 }
 
-// submit writes items as part of their lane's next flush and returns their results; errStopped
-// when the coalescer is not running.
+// partRef names a partition for the scheduling of calls. A struct, not a joined string:
+// listing a spread request's partitions then allocates nothing per item.
+type partRef struct{ queue, partition string }
+
+// partKey is the partRef of a queue's partition.
+func partKey(queue, partition string) partRef { return partRef{queue, partition} }
+
+// partKeys lists the distinct partitions of a request's items, in first-seen order.
+func partKeys(items []store.PushRow) []partRef {
+	if len(items) == 0 {
+		return nil
+	}
+	first := items[0]
+	same := true
+	for _, it := range items[1:] {
+		if it.Partition != first.Partition || it.Queue != first.Queue {
+			same = false
+			break
+		}
+	}
+	if same { // the usual request: one producer's batch for one partition
+		return []partRef{partKey(first.Queue, first.Partition)}
+	}
+	seen := make(map[partRef]struct{}, len(items))
+	var out []partRef
+	for _, it := range items {
+		k := partKey(it.Queue, it.Partition)
+		if _, ok := seen[k]; !ok {
+			seen[k] = struct{}{}
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// laneOf is the lane of a request on one partition: a hash of the partition modulo
+// maxInflight; -1 for a request on several (or none).
+func (c *coalescer) laneOf(parts []partRef) int {
+	if len(parts) != 1 || c.maxInflight <= 1 {
+		return -1
+	}
+	h := fnv.New32a()
+	h.Write([]byte(parts[0].queue))
+	h.Write([]byte{0})
+	h.Write([]byte(parts[0].partition))
+	return int(h.Sum32() % uint32(c.maxInflight))
+}
+
+// submit writes items as part of a coming call and returns their results; errStopped when the
+// coalescer is not running.
 func (c *coalescer) submit(ctx context.Context, items []store.PushRow) ([]mq.PushResult, error) {
-	job := &pushJob{items: items, done: make(chan pushDone, 1), waitUntil: c.waitUntil(ctx)}
-	l := c.laneFor(items)
-	l.mu.Lock()
-	if !l.open {
-		l.mu.Unlock()
+	c.init()
+	job := &pushJob{items: items, parts: partKeys(items), done: make(chan pushDone, 1), waitUntil: c.waitUntil(ctx)}
+	job.lane = c.laneOf(job.parts)
+	c.mu.Lock()
+	if !c.open {
+		c.mu.Unlock()
 		return nil, errStopped
 	}
-	l.pending = append(l.pending, job)
-	l.mu.Unlock()
-	select {
-	case l.kick <- struct{}{}:
-	default: // a wake-up is already pending
-	}
+	c.pending = append(c.pending, job)
+	c.mu.Unlock()
+	c.wake()
 	timer := time.NewTimer(time.Until(job.waitUntil))
 	defer timer.Stop()
 	select {
@@ -134,6 +200,14 @@ func (c *coalescer) submit(ctx context.Context, items []store.PushRow) ([]mq.Pus
 	}
 }
 
+// wake lets one idle flusher look at the pending requests (a kick already buffered does).
+func (c *coalescer) wake() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
 // waitUntil is the wait deadline of a request submitted now.
 func (c *coalescer) waitUntil(ctx context.Context) time.Time {
 	if c.waitDeadline == nil {
@@ -142,72 +216,177 @@ func (c *coalescer) waitUntil(ctx context.Context) time.Time {
 	return c.waitDeadline(ctx)
 }
 
-// laneFor picks the lane of a request by the partition of its first item.
-func (c *coalescer) laneFor(items []store.PushRow) *lane {
-	c.once.Do(func() {
-		c.lanes = make([]*lane, max(c.maxInflight, 1))
-		for i := range c.lanes {
-			c.lanes[i] = &lane{kick: make(chan struct{}, 1)}
-		}
-	})
-	if len(c.lanes) == 1 || len(items) == 0 {
-		return c.lanes[0]
-	}
-	h := fnv.New32a()
-	h.Write([]byte(items[0].Queue))
-	h.Write([]byte{0})
-	h.Write([]byte(items[0].Partition))
-	return c.lanes[h.Sum32()%uint32(len(c.lanes))]
-}
-
-// flusher flushes the lane whenever kicked, until ctx ends; then it closes the lane to new
-// requests and flushes what is left.
-func (c *coalescer) flusher(ctx context.Context, l *lane) {
+// flusher writes calls whenever kicked, until ctx ends; then it closes the coalescer to new
+// requests and, with the other flushers, writes what is left.
+func (c *coalescer) flusher(ctx context.Context) {
 	for {
 		select {
-		case <-l.kick:
-			c.flushPending(l)
+		case <-c.kick:
+			c.flushPending()
 		case <-ctx.Done():
-			l.mu.Lock()
-			l.open = false
-			l.mu.Unlock()
-			c.flushPending(l)
+			c.mu.Lock()
+			c.open = false
+			c.mu.Unlock()
+			c.drainAtStop()
 			return
 		}
 	}
 }
 
-// flushPending flushes a lane's pending jobs until none are left. An idle lane's request is
-// flushed at once, so coalescing adds no latency.
-func (c *coalescer) flushPending(l *lane) {
+// flushPending writes calls until none can start: nothing is pending, or everything pending
+// waits for a partition of a call in flight (whose end kicks a flusher).
+func (c *coalescer) flushPending() {
 	for {
-		l.mu.Lock()
-		if len(l.pending) == 0 {
-			l.mu.Unlock()
+		jobs, parts, lane, more := c.take()
+		if jobs == nil {
 			return
 		}
-		var jobs []*pushJob
-		n, items := 0, 0
-		now := time.Now()
-		for n < len(l.pending) && (len(jobs) == 0 || items+len(l.pending[n].items) <= c.maxItems) {
-			j := l.pending[n]
-			n++
-			if !now.Before(j.waitUntil) && j.state.CompareAndSwap(jobPending, jobWithdrawn) {
-				j.done <- pushDone{err: errQueueTimeout} // too late to start: never written
-				continue
-			}
-			if j.state.CompareAndSwap(jobPending, jobTaken) {
-				jobs = append(jobs, j)
-				items += len(j.items)
-			}
+		if more {
+			c.wake() // another flusher may find a call that can run beside this one
 		}
-		clear(l.pending[:n]) // the pending slice's array must not keep answered jobs alive
-		l.pending = l.pending[n:]
-		l.mu.Unlock()
-		if len(jobs) > 0 {
-			c.flush(jobs)
+		c.flush(jobs)
+		c.release(parts, lane)
+	}
+}
+
+// drainAtStop writes every request still queued when the run ends. A flusher that finds
+// requests waiting for another's call waits for that call's kick; each flusher leaving kicks
+// the next, so none is left waiting.
+func (c *coalescer) drainAtStop() {
+	defer c.wake()
+	for {
+		c.flushPending()
+		c.mu.Lock()
+		empty := len(c.pending) == 0
+		c.mu.Unlock()
+		if empty {
+			return
+		}
+		<-c.kick
+	}
+}
+
+// take removes the next call's requests from the pending list and marks their partitions
+// busy: in arrival order, every request whose partitions no call in flight holds and no
+// earlier waiting request names, up to maxItems (a first request larger than that goes
+// alone), looking past waiting requests that name at most maxItems partitions in all. Requests on one partition
+// are also split by lane (their partition's hash), as the flushers' lanes once did: a call
+// takes those of one lane only, so requests for a few busy partitions spread over parallel
+// calls instead of all joining the first. Requests on several partitions join any call. Requests past their wait
+// deadline are answered and dropped. more reports requests left pending.
+func (c *coalescer) take() (jobs []*pushJob, parts []partRef, lane int, more bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var blocked map[partRef]struct{} // partitions of requests left waiting in this pass
+	var call map[partRef]struct{}
+	kept := c.pending[:0]
+	items, skipped := 0, 0
+	lane = -1 // the lane of the call's first request on one partition
+	now := time.Now()
+	for i, j := range c.pending {
+		if len(jobs) > 0 && items+len(j.items) > c.maxItems {
+			kept = append(kept, c.pending[i:]...) // the call is full
+			break
+		}
+		if !now.Before(j.waitUntil) && j.state.CompareAndSwap(jobPending, jobWithdrawn) {
+			j.done <- pushDone{err: errQueueTimeout} // too late to start: never written
+			continue
+		}
+		if j.state.Load() != jobPending {
+			continue // withdrawn by its submitter
+		}
+		if holds(c.busy, j.parts) || holds(blocked, j.parts) {
+			if skipped += len(j.parts); skipped > c.maxItems {
+				// Looking further costs a map entry per partition of every request passed
+				// over (quadratic work under the lock when many spread requests wait);
+				// the rest waits for the next call, in order. Requests on one partition
+				// cost one entry each, so they hardly ever stop the scan.
+				kept = append(kept, c.pending[i:]...)
+				break
+			}
+			if blocked == nil {
+				blocked = make(map[partRef]struct{})
+			}
+			for _, p := range j.parts {
+				blocked[p] = struct{}{}
+			}
+			kept = append(kept, j)
+			continue
+		}
+		if j.lane >= 0 && (c.laneOn[j.lane] || lane >= 0 && j.lane != lane) {
+			// A lane with a call in flight (its requests gather for the lane's next call,
+			// as one lane's requests always did) or another lane than this call's (left for
+			// a call beside this one): blocked for this call, so no later request on its
+			// partition overtakes it.
+			if blocked == nil {
+				blocked = make(map[partRef]struct{})
+			}
+			blocked[j.parts[0]] = struct{}{}
+			kept = append(kept, j)
+			continue
+		}
+		if !j.state.CompareAndSwap(jobPending, jobTaken) {
+			continue
+		}
+		if lane < 0 {
+			lane = j.lane
+		}
+		jobs = append(jobs, j)
+		items += len(j.items)
+		if call == nil {
+			call = make(map[partRef]struct{}, len(j.parts))
+		}
+		for _, p := range j.parts {
+			if _, ok := call[p]; !ok {
+				call[p] = struct{}{}
+				parts = append(parts, p)
+			}
 		}
 	}
+	clear(c.pending[len(kept):]) // the array must not keep answered jobs alive
+	c.pending = kept
+	for _, p := range parts {
+		c.busy[p] = struct{}{}
+	}
+	if lane >= 0 {
+		c.laneOn[lane] = true
+	}
+	return jobs, parts, lane, len(c.pending) > 0
+}
+
+// holds reports whether set has any of parts.
+func holds(set map[partRef]struct{}, parts []partRef) bool {
+	if len(set) == 0 {
+		return false
+	}
+	for _, p := range parts {
+		if _, ok := set[p]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// release frees a finished call's partitions and kicks a flusher for the requests that waited
+// on them.
+func (c *coalescer) release(parts []partRef, lane int) {
+	c.mu.Lock()
+	for _, p := range parts {
+		delete(c.busy, p)
+	}
+	if lane >= 0 {
+		c.laneOn[lane] = false
+	}
+	c.mu.Unlock()
+	c.wake()
+}
+
+// firstID is the message id of a job's first item ("" for none).
+func firstID(j *pushJob) string {
+	if len(j.items) == 0 {
+		return ""
+	}
+	return j.items[0].ID
 }
 
 // flush writes jobs in one call. The call waits for a connection until the earliest wait
@@ -230,6 +409,7 @@ func (c *coalescer) flush(jobs []*pushJob) {
 		jobs[0].done <- pushDone{res, err}
 		return
 	}
+	slices.SortStableFunc(jobs, func(a, b *pushJob) int { return strings.Compare(firstID(a), firstID(b)) })
 	n := 0
 	for _, j := range jobs {
 		n += len(j.items)

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -131,31 +132,177 @@ func TestCoalescerRespectsItemBound(t *testing.T) {
 	}
 }
 
-// queued counts the requests waiting in every lane.
+// queued counts the requests waiting for a call.
 func (c *coalescer) queued() int {
-	c.laneFor(nil) // make sure the lanes exist before reading them
-	n := 0
-	for _, l := range c.lanes {
-		l.mu.Lock()
-		n += len(l.pending)
-		l.mu.Unlock()
-	}
-	return n
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
 }
 
-func TestCoalescerSpreadsPartitionsOverLanes(t *testing.T) {
-	c := &coalescer{maxInflight: 8}
-	seen := map[*lane]bool{}
-	for p := 0; p < 64; p++ {
-		l := c.laneFor([]store.PushRow{{Queue: "q", Partition: fmt.Sprint("p", p)}})
-		if c.laneFor([]store.PushRow{{Queue: "q", Partition: fmt.Sprint("p", p)}}) != l {
-			t.Fatal("one partition must always map to one lane")
+// partItems is a request of one item per named partition of queue "q".
+func partItems(parts ...string) []store.PushRow {
+	out := make([]store.PushRow, len(parts))
+	for i, p := range parts {
+		out[i] = store.PushRow{Queue: "q", Partition: p, Key: fmt.Sprint(p, "-", i)}
+	}
+	return out
+}
+
+func pendingJob(parts ...string) *pushJob {
+	it := partItems(parts...)
+	// no lane: these tests are about partitions (the lane test sets lanes itself)
+	return &pushJob{items: it, parts: partKeys(it), lane: -1, done: make(chan pushDone, 1), waitUntil: time.Now().Add(time.Hour)}
+}
+
+// A call takes, in arrival order, every request that shares no partition with a call in
+// flight, and leaves behind it the requests that share one with a request left waiting, so
+// a partition's requests are written in arrival order.
+func TestCoalescerTakeSkipsBusyPartitionsKeepingOrderPerPartition(t *testing.T) {
+	c := &coalescer{maxItems: 1000, maxInflight: 2}
+	c.init()
+	y, z, w, v := pendingJob("A", "B"), pendingJob("B"), pendingJob("C", "D"), pendingJob("D")
+	c.busy[partKey("q", "A")] = struct{}{} // a call holds A
+	c.pending = []*pushJob{y, z, w, v}
+	jobs, parts, _, more := c.take()
+	if len(jobs) != 2 || jobs[0] != w || jobs[1] != v {
+		t.Fatalf("took %d jobs, want the two on C and D (y waits for A, z behind y on B)", len(jobs))
+	}
+	if fmt.Sprint(parts) != fmt.Sprint([]partRef{partKey("q", "C"), partKey("q", "D")}) || !more {
+		t.Fatalf("parts %q, more %v", parts, more)
+	}
+	if c.queued() != 2 || c.pending[0] != y || c.pending[1] != z {
+		t.Fatal("y and z must stay pending, in order")
+	}
+	if _, again, _, _ := c.take(); again != nil {
+		t.Fatalf("a second call took %q while A, C and D are busy", again)
+	}
+	c.release([]partRef{partKey("q", "A")}, -1)
+	jobs, _, _, more = c.take()
+	if len(jobs) != 2 || jobs[0] != y || jobs[1] != z || more {
+		t.Fatalf("after A is released took %d jobs (more %v), want y then z together", len(jobs), more)
+	}
+}
+
+// Requests on overlapping partitions, none of them busy, share one call.
+func TestCoalescerTakeMergesOverlappingRequests(t *testing.T) {
+	c := &coalescer{maxItems: 5, maxInflight: 2}
+	c.init()
+	a, b, d := pendingJob("A", "B"), pendingJob("B", "C"), pendingJob("C", "D")
+	c.pending = []*pushJob{a, b, d}
+	jobs, parts, _, more := c.take()
+	if len(jobs) != 2 || len(parts) != 3 || !more {
+		t.Fatalf("took %d jobs on %q (more %v); want a and b (the item bound stops d)", len(jobs), parts, more)
+	}
+	if _, ok := c.busy[partKey("q", "C")]; !ok || c.pending[0] != d {
+		t.Fatal("the call's partitions must be busy and d still pending")
+	}
+}
+
+// No two calls in flight ever name the same partition, while calls on other partitions run
+// beside each other; every request gets its own results.
+func TestCoalescerNeverRunsTwoCallsOnOnePartition(t *testing.T) {
+	var mu sync.Mutex
+	held := map[partRef]int{}
+	var overlaps, parallel atomic.Int32
+	inflight := atomic.Int32{}
+	write := func(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
+		parts := partKeys(items)
+		mu.Lock()
+		for _, p := range parts {
+			if held[p] > 0 {
+				overlaps.Add(1)
+			}
+			held[p]++
 		}
-		seen[l] = true
+		mu.Unlock()
+		if inflight.Add(1) > 1 {
+			parallel.Add(1)
+		}
+		time.Sleep(time.Millisecond) // hold the partitions a while, as a database call does
+		inflight.Add(-1)
+		mu.Lock()
+		for _, p := range parts {
+			held[p]--
+		}
+		mu.Unlock()
+		out := make([]mq.PushResult, len(items))
+		for i, it := range items {
+			out[i] = mq.PushResult{Status: mq.StatusQueued, MessageID: it.Key}
+		}
+		return out, nil
 	}
-	if len(seen) < 6 {
-		t.Fatalf("64 partitions used only %d of 8 lanes", len(seen))
+	c := &coalescer{write: write, maxItems: 20, maxInflight: 4, timeout: time.Minute}
+	startPart(t, c)
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range 30 {
+				// each request spreads over 3 of 40 partitions; every fourth names one only
+				parts := []string{fmt.Sprint("p", (g*7+r)%40), fmt.Sprint("p", (g*11+r*3+1)%40), fmt.Sprint("p", (g+r*5+2)%40)}
+				if r%4 == 0 {
+					parts = parts[:1]
+				}
+				req := partItems(parts...)
+				for i := range req {
+					req[i].Key = fmt.Sprint(g, "-", r, "-", i)
+				}
+				res, err := c.submit(context.Background(), req)
+				if err != nil || len(res) != len(req) {
+					t.Errorf("submit: %d results, %v", len(res), err)
+					return
+				}
+				for i := range res {
+					if res[i].MessageID != req[i].Key {
+						t.Errorf("request %d/%d item %d got %q", g, r, i, res[i].MessageID)
+					}
+				}
+			}
+		}()
 	}
+	wg.Wait()
+	if n := overlaps.Load(); n > 0 {
+		t.Fatalf("%d times a call named a partition of a call in flight", n)
+	}
+	t.Logf("%d calls ran beside another", parallel.Load())
+}
+
+// A request on other partitions than the call in flight does not wait for it.
+func TestCoalescerRunsDisjointRequestsInParallel(t *testing.T) {
+	gate := make(chan struct{})
+	var entered atomic.Int32
+	write := func(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
+		entered.Add(1)
+		<-gate
+		return make([]mq.PushResult, len(items)), nil
+	}
+	c := &coalescer{write: write, maxItems: 1000, maxInflight: 2, timeout: time.Minute}
+	startPart(t, c)
+	var wg sync.WaitGroup
+	for _, p := range []string{"A", "B"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.submit(context.Background(), partItems(p)); err != nil {
+				t.Error(err)
+			}
+		}()
+		testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
+			if c.queued() > 0 {
+				return errors.New("still queued")
+			}
+			return nil
+		})
+	}
+	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
+		if n := entered.Load(); n != 2 {
+			return fmt.Errorf("%d calls in the database, want 2 (A and B in parallel)", n)
+		}
+		return nil
+	})
+	close(gate)
+	wg.Wait()
 }
 
 // A call that committed but answered with the wrong number of results is never written again
@@ -189,5 +336,43 @@ func TestCoalescerNeverRewritesACommittedCall(t *testing.T) {
 	}
 	if n := calls.Load(); n > 3 {
 		t.Fatalf("%d database calls: a committed call was written again", n)
+	}
+}
+
+// Requests on one partition each are split by lane, so requests for a few partitions still
+// run in parallel calls rather than all joining the first call; a partition's requests keep
+// their order.
+func TestCoalescerTakeSplitsOnePartitionRequestsByLane(t *testing.T) {
+	c := &coalescer{maxItems: 1000, maxInflight: 2}
+	c.init()
+	var p0, p1 string // partitions of lanes 0 and 1
+	for i := 0; p0 == "" || p1 == ""; i++ {
+		p := fmt.Sprint("p", i)
+		if c.laneOf([]partRef{partKey("q", p)}) == 0 {
+			p0 = cmp.Or(p0, p)
+		} else {
+			p1 = cmp.Or(p1, p)
+		}
+	}
+	a, b, a2, b2 := pendingJob(p0), pendingJob(p1), pendingJob(p0), pendingJob(p1)
+	for _, j := range []*pushJob{a, b, a2, b2} {
+		j.lane = c.laneOf(j.parts)
+	}
+	c.pending = []*pushJob{a, b, a2, b2}
+	first, _, lane, more := c.take()
+	if len(first) != 2 || first[0] != a || first[1] != a2 || lane != 0 || !more {
+		t.Fatalf("first call took %d jobs (lane %d, more %v), want a and a2 of lane 0", len(first), lane, more)
+	}
+	second, _, lane, more := c.take()
+	if len(second) != 2 || second[0] != b || second[1] != b2 || lane != 1 || more {
+		t.Fatalf("second call took %d jobs (lane %d, more %v), want b and b2 of lane 1 beside the first", len(second), lane, more)
+	}
+	// A request of lane 0 arriving now waits for lane 0's call, though its partition is free.
+	a3 := pendingJob(p0 + "-other")
+	if a3.lane = c.laneOf(a3.parts); a3.lane == 0 {
+		c.pending = []*pushJob{a3}
+		if third, _, _, _ := c.take(); third != nil {
+			t.Fatal("a second call of lane 0 started beside the first")
+		}
 	}
 }

@@ -27,7 +27,7 @@ var testDSN string
 func TestMain(m *testing.M) {
 	pgtest.Main(m, func(dsn string) int {
 		ctx := context.Background()
-		st, err := store.Open(ctx, store.Options{DSN: dsn, MaxConns: 2, ConnectTimeout: 5 * time.Second})
+		st, err := store.Open(ctx, store.Options{DSN: dsn, MaxConns: 2, ConnectTimeout: 30 * time.Second})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "open store:", err)
 			return 1
@@ -62,7 +62,7 @@ type tb struct {
 func newBroker(t *testing.T, cfg Config) *tb {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Options{DSN: testDSN, MaxConns: 6, ConnectTimeout: 5 * time.Second,
+	st, err := store.Open(ctx, store.Options{DSN: testDSN, MaxConns: 6, ConnectTimeout: 30 * time.Second,
 		StatementTimeout: 30 * time.Second, LockTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("open store: %v", err)

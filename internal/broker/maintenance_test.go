@@ -20,7 +20,7 @@ import (
 func maintBroker(t *testing.T, schema string, cfg Config) *tb {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Options{DSN: testDSN, Schema: schema, MaxConns: 4, ConnectTimeout: 5 * time.Second})
+	st, err := store.Open(ctx, store.Options{DSN: testDSN, Schema: schema, MaxConns: 4, ConnectTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

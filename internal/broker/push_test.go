@@ -129,14 +129,12 @@ func (h *callHold) waitFor(t *testing.T, items int) {
 	t.Helper()
 	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
 		queued := 0
-		h.x.b.pushes.laneFor(nil) // the lanes exist before they are read
-		for _, l := range h.x.b.pushes.lanes {
-			l.mu.Lock()
-			for _, j := range l.pending {
-				queued += len(j.items)
-			}
-			l.mu.Unlock()
+		c := h.x.b.pushes
+		c.mu.Lock()
+		for _, j := range c.pending {
+			queued += len(j.items)
 		}
+		c.mu.Unlock()
 		if n := int(h.inFirst.Load()) + queued; n < items {
 			return fmt.Errorf("%d of %d items in the held call or queued", n, items)
 		}

@@ -61,7 +61,7 @@ func (b *Broker) spoolPush(ctx context.Context, items []mq.PushItem, rows []stor
 
 // Replay is the spool drainer's WriteFunc: it writes recs as one push through the normal push
 // path (queue creation, encryption, positions, wake-ups) under their minted ids and keys and
-// captured producerSub, and reports how many the database dropped because their key was
+// captured producerSub, regardless of the queue's maxSize, and reports how many the database dropped because their key was
 // already taken — records whose earlier attempt committed after all, or replayed twice.
 func (b *Broker) Replay(ctx context.Context, recs []spool.Record) (duplicates int, err error) {
 	rows := make([]store.PushRow, len(recs))
@@ -72,7 +72,9 @@ func (b *Broker) Replay(ctx context.Context, recs []spool.Record) (duplicates in
 			part = "Default"
 		}
 		rows[i] = store.PushRow{Queue: r.Queue, Partition: part, Key: r.Key, ID: r.MessageID,
-			Payload: r.Payload, ProducerSub: r.ProducerSub}
+			Payload: r.Payload, ProducerSub: r.ProducerSub,
+			// accepted when spooled: maxSize is not applied (docs/api/operations.md §4.2)
+			Uncapped: true}
 		ptrs[i] = &rows[i]
 	}
 	// A background job's deadline (DB_STATEMENT_TIMEOUT), not a request's: no client waits for

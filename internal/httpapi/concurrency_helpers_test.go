@@ -42,7 +42,7 @@ type ccAPI struct {
 func newCCAPI(t testing.TB, base string) *ccAPI {
 	tr := &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128, IdleConnTimeout: 30 * time.Second}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &ccAPI{base: base, c: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+	return &ccAPI{base: base, c: &http.Client{Transport: tr, Timeout: 2 * time.Minute}}
 }
 
 func (a *ccAPI) call(ctx context.Context, method, path string, body any) (int, []byte, error) {

@@ -22,6 +22,13 @@ type DataPath interface {
 	Configure(ctx context.Context, name string, namespace, task *string, opts mq.QueueOptions) (queueID, partitionID, ns, tk string, err error)
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
+
+	// Streams (docs/api/streams.md).
+	StreamRegister(ctx context.Context, r mq.StreamRegistration) (mq.StreamRegistered, error)
+	StreamCycle(ctx context.Context, c mq.StreamCycle, producerSub *string) (mq.StreamCycleOutcome, error)
+	StreamState(ctx context.Context, q mq.StreamStateQuery) ([]mq.StreamStateRow, error)
+	StreamQueries(ctx context.Context) ([]mq.StreamQuery, error)
+	StreamDelete(ctx context.Context, name string) (existed bool, stateRows int64, err error)
 }
 
 // ReadSide is the read side and the operator actions (*admin.Admin).

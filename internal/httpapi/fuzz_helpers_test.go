@@ -20,7 +20,7 @@ import (
 )
 
 // fuzzClient bounds each request: no input may make the broker hang either.
-var fuzzClient = &http.Client{Timeout: 30 * time.Second}
+var fuzzClient = &http.Client{Timeout: 2 * time.Minute}
 
 // fuzzBroker starts the target's broker. A pop never waits long, so a fuzzed wait=true costs
 // at most the default timeout.

@@ -419,11 +419,22 @@ func (s *Server) statusAnalytics(w http.ResponseWriter, r *http.Request) {
 }
 
 // statusBuffers serves GET /api/v1/status/buffers: this instance's spool figures. It answers
-// even without the database.
+// without the database (docs/api/admin-api.md §5, operations.md §4.3: "last known values"):
+// dbHealthy is what this instance's database calls last found (a call reached it and none
+// found it unavailable since), read from memory, so the route answers at once while the
+// database is frozen instead of waiting DB_CONNECTION_TIMEOUT for a ping. Without
+// Diagnostics (a server built by hand) it pings.
 func (s *Server) statusBuffers(w http.ResponseWriter, r *http.Request) {
 	fb := s.fileBuffer()
+	var healthy bool
+	if s.cfg.Database != nil {
+		d := s.cfg.Database.DatabaseDetail()
+		healthy = d.LastOK != nil && d.UnavailableSince == nil
+	} else {
+		healthy = s.data.Ping(r.Context()) == nil
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"pending": fb.Pending, "failed": fb.Failed,
-		"dbHealthy": s.data.Ping(r.Context()) == nil, "worker": s.cfg.WorkerID})
+		"dbHealthy": healthy, "worker": s.cfg.WorkerID})
 }
 
 // refreshStats serves POST /api/v1/stats/refresh (docs/api/admin-api.md §8): this instance's metrics

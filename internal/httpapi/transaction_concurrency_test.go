@@ -21,7 +21,7 @@ import (
 )
 
 // txnClient bounds every request of these tests, so a stuck request fails instead of hanging.
-var txnClient = &http.Client{Timeout: 30 * time.Second}
+var txnClient = &http.Client{Timeout: 2 * time.Minute}
 
 // txnCall sends one request from any goroutine: no t.Fatal, the error is returned.
 func txnCall(method, url string, body any) (int, []byte, error) {

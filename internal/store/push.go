@@ -17,6 +17,9 @@ type PushRow struct {
 	Payload               []byte
 	Encrypted             bool    // Payload is an encryption envelope
 	ProducerSub           *string // JWT sub of the producer, nil without one
+	// Uncapped writes the item whatever its queue's maxSize: a spooled push being replayed was
+	// accepted when it was spooled (docs/api/operations.md §4.2, docs/api/concepts.md §10).
+	Uncapped bool
 }
 
 // Push writes items in one database transaction (docs/api/data-api.md §2.2): taken keys report
@@ -30,7 +33,7 @@ func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, err
 		out = out[:0]
 		known := s.partitions.lookup(c.pairQueues, c.pairParts) // nil: resolve the names
 		args := pushArgs{Queues: c.pairQueues, Partitions: c.pairParts, PairIDs: known, PairOf: c.pairOf,
-			Keys: c.keys, IDs: c.ids, Payloads: c.payloads, Encrypted: c.encrypted, Subs: c.subs, Now: s.nowArg()}
+			Keys: c.keys, IDs: c.ids, Payloads: c.payloads, Encrypted: c.encrypted, Subs: c.subs, Uncapped: c.uncapped, Now: s.nowArg()}
 		err := s.queryRows(ctx, sqlPush, args.args(), func(r rowScanner) error {
 			var p pushPlan
 			if err := r.Scan(&p.i, &p.status, &p.mid, &p.pid, &p.pos, &p.qid, &p.qname, &p.pname); err != nil {
@@ -116,7 +119,7 @@ type pushPlan struct {
 
 const sqlPush = `SELECT i, status, mid::text, pid::text, pos, qid::text, qname, pname
 	FROM qg_push(p_queues => $1, p_partitions => $2, p_pair_ids => $3::uuid[], p_pair_of => $4, p_keys => $5,
-		p_ids => $6::uuid[], p_payloads => $7, p_encrypted => $8, p_subs => $9, p_now => $10)`
+		p_ids => $6::uuid[], p_payloads => $7, p_encrypted => $8, p_subs => $9, p_uncapped => $10, p_now => $11)`
 
 // pushArgs are the parameters of qg_push (see sqlCall).
 type pushArgs struct {
@@ -127,12 +130,13 @@ type pushArgs struct {
 	Payloads           []string
 	Encrypted          []bool
 	Subs               []*string
+	Uncapped           []bool // per item: not subject to maxSize; nil: every item is capped
 	Now                any
 }
 
 func (a pushArgs) args() []any {
 	return []any{a.Queues, a.Partitions, uuidParam(a.PairIDs), a.PairOf, a.Keys, uuidParam(a.IDs), a.Payloads,
-		a.Encrypted, a.Subs, a.Now}
+		a.Encrypted, a.Subs, a.Uncapped, a.Now}
 }
 
 // pushCols are push items as the column arrays the SQL functions take. The (queue,
@@ -143,6 +147,7 @@ type pushCols struct {
 	queues, parts, keys, ids, payloads []string
 	encrypted                          []bool
 	subs                               []*string
+	uncapped                           []bool // nil unless some item is Uncapped
 	pairQueues, pairParts              []string
 	pairOf                             []int32
 }
@@ -157,6 +162,12 @@ func pushColumns(items []PushRow) pushCols {
 	for i, it := range items {
 		c.queues[i], c.parts[i], c.keys[i], c.ids[i] = it.Queue, it.Partition, it.Key, it.ID
 		c.payloads[i], c.encrypted[i], c.subs[i] = string(it.Payload), it.Encrypted, it.ProducerSub
+		if it.Uncapped {
+			if c.uncapped == nil {
+				c.uncapped = make([]bool, n)
+			}
+			c.uncapped[i] = true
+		}
 		k := pair{it.Queue, it.Partition}
 		j, ok := seen[k]
 		if !ok {

@@ -42,6 +42,9 @@ var sqlCalls = []struct {
 	{sqlMessageRetry, messageRetryArgs{}},
 	{sqlDLQCopySources, dlqCopySourcesArgs{}},
 	{sqlDLQCopy, dlqCopyArgs{}},
+	{sqlStreamRegister, streamRegisterArgs{}},
+	{sqlStreamCycle, streamCycleArgs{}},
+	{sqlStreamState, streamStateArgs{}},
 }
 
 var (

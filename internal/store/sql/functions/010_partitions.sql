@@ -41,16 +41,34 @@ BEGIN
             FROM unnest(p_queues, p_partitions) WITH ORDINALITY AS u (q, pn, ord));
 END $$;
 
+-- Stored messages after p_after that carry a skip mark of every consumer whose cursor lies
+-- before them: consumed (docs/api/concepts.md §10) although past the slowest cursor. Marks at
+-- or below their own consumer's cursor mean nothing and are not counted. Costs the
+-- partition's marks, which are few: a mark exists only while its message lies after the
+-- cursor and was moved to the DLQ by request.
+CREATE OR REPLACE FUNCTION qg_skipped_by_all(p_pid uuid, p_after bigint)
+RETURNS bigint LANGUAGE sql STABLE AS $$
+    SELECT count(*) FROM (
+        SELECT k.position
+        FROM skip_marks k
+        JOIN consumers c ON c.partition_id = k.partition_id AND c.consumer_group = k.consumer_group
+        WHERE k.partition_id = p_pid AND k.position > p_after AND k.position > c.cursor
+        GROUP BY k.position
+        HAVING count(*) = (SELECT count(*) FROM consumers c2
+                           WHERE c2.partition_id = p_pid AND c2.cursor < k.position)) x;
+$$;
+
 -- Unconsumed messages of a queue (docs/api/concepts.md §10): per partition, the messages past the
--- slowest consumer's cursor (all of them while the partition has no consumer), and those at or
--- below it that lie in some group's requeued set (§9.3).
+-- slowest consumer's cursor (all of them while the partition has no consumer), less those
+-- every consumer behind them skips, plus those at or below it that lie in some group's
+-- requeued set (§9.3).
 CREATE OR REPLACE FUNCTION qg_unconsumed_count(p_queue_id uuid)
 RETURNS bigint LANGUAGE sql STABLE AS $$
-    SELECT coalesce(sum((SELECT count(*) FROM messages m WHERE m.partition_id = p.id AND m.position > x.min_cursor)
+    SELECT coalesce(sum((SELECT count(*) FROM messages m WHERE m.partition_id = p.id AND m.position > x.lo)
+                        - qg_skipped_by_all(p.id, x.lo)
                         + (SELECT count(DISTINCT r.position) FROM requeued r
-                           WHERE r.partition_id = p.id AND r.position <= x.min_cursor)), 0)
+                           WHERE r.partition_id = p.id AND r.position <= x.lo)), 0)
     FROM partitions p
-    CROSS JOIN LATERAL (SELECT coalesce((SELECT min(c.cursor) FROM consumers c WHERE c.partition_id = p.id), 0)
-                        AS min_cursor) x
+    CROSS JOIN LATERAL (SELECT coalesce(min(c.cursor), 0) AS lo FROM consumers c WHERE c.partition_id = p.id) x
     WHERE p.queue_id = p_queue_id;
 $$;

@@ -40,16 +40,22 @@ CREATE TYPE qg_push_plan AS (
 -- (p_strict = false: taken keys report duplicate, a full queue reports failed per item) and the
 -- transaction route (p_strict = true: the first taken key raises QDUP, a full queue QFULL).
 -- Locks capped queues, then partitions, in ascending id order (the order of every write path),
--- then allocates positions in request order while holding the locks.
+-- then allocates positions in request order while holding the locks. Items flagged in
+-- p_uncapped (NULL: none) are written whatever their queue's maxSize: replayed spooled pushes,
+-- accepted when they were spooled (docs/api/operations.md §4.2); they still count towards the
+-- cap of the capped items after them.
 CREATE OR REPLACE FUNCTION qg_push_items(
     p_pids uuid[], p_keys text[], p_ids uuid[], p_payloads text[], p_encrypted boolean[],
-    p_traces uuid[], p_subs text[], p_now timestamptz, p_strict boolean)
+    p_traces uuid[], p_subs text[], p_now timestamptz, p_strict boolean,
+    p_uncapped boolean[] DEFAULT NULL)
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
     v_now  timestamptz;
     v_plan qg_push_plan[];
     v_bad  qg_push_plan;
     v_held integer;
+    v_times timestamptz[];
+    v_wait interval;
 BEGIN
     PERFORM 1 FROM queues q
     WHERE q.max_size > 0 AND q.id IN (SELECT p.queue_id FROM partitions p WHERE p.id = ANY (p_pids))
@@ -69,10 +75,12 @@ BEGIN
     WITH items AS MATERIALIZED (
         SELECT (u.ord - 1)::int AS i, u.pid, u.k, u.mid, p.queue_id AS qid, q.name AS qname,
                p.name AS pname, q.max_size, q.dedup_window_seconds AS dw, p.last_position,
+               coalesce(u.unc, false) AS uncapped,
                -- keys compare byte-wise (COLLATE "C"): equality is all that matters, and it is far
                -- cheaper than the database collation
                row_number() OVER (PARTITION BY u.pid, u.k COLLATE "C" ORDER BY u.ord) AS dup_rank
-        FROM unnest(p_pids, p_keys, p_ids) WITH ORDINALITY AS u (pid, k, mid, ord)
+        -- (a NULL p_uncapped unnests as no rows: every item gets NULL)
+        FROM unnest(p_pids, p_keys, p_ids, p_uncapped) WITH ORDINALITY AS u (pid, k, mid, unc, ord)
         -- Partition rows are updated by every push: reach them through the primary key
         -- (= ANY), never a scan over their dead versions.
         JOIN (SELECT * FROM partitions WHERE id = ANY (p_pids)) p ON p.id = u.pid
@@ -95,7 +103,7 @@ BEGIN
         SELECT f.*, CASE
                    WHEN f.dup_rank > 1 THEN NULL
                    WHEN f.existing IS NOT NULL THEN 'taken'
-                   WHEN f.max_size = 0 THEN 'queued'
+                   WHEN f.max_size = 0 OR f.uncapped THEN 'queued'
                    WHEN (SELECT c.n FROM counts c WHERE c.qid = f.qid) + f.qseq <= f.max_size THEN 'queued'
                    ELSE 'failed' END AS st
         FROM fresh f
@@ -126,18 +134,70 @@ BEGIN
         END IF;
     END IF;
 
+    -- createdAt per queued item (docs/api/streams.md §7): within a partition, (createdAt cut to
+    -- the millisecond, then id) must rise with position, whoever wrote the messages. Positions
+    -- follow commit order under the partition lock and the clock is read under it, so createdAt
+    -- never falls; but ids are minted before the lock (by the broker, and by whichever
+    -- instance), so an id can be below the one before it. Such an item (a descent) starts the
+    -- next millisecond: each item's createdAt is the clock plus one millisecond per descent up
+    -- to it in its partition, and the call then waits (holding the lock) until the clock has
+    -- reached the last of them, so that no message is dated in the future and the next writer,
+    -- reading the clock after this commit, continues after it. Go mints ids in increasing order
+    -- in one process, so descents happen only where two calls cross; most calls wait for
+    -- nothing. Under a fixed test clock (p_now given) time cannot move on: createdAt is p_now.
+    SELECT array_agg(z.at ORDER BY z.i) INTO v_times
+    FROM (
+        SELECT y.i, CASE WHEN y.q THEN y.base + (sum(y.descent) OVER (PARTITION BY y.pid, y.q ORDER BY y.pos))
+                                                * interval '1 millisecond' END AS at
+        FROM (
+            SELECT w.*, greatest(v_now, w.last_at) AS base,
+                   CASE WHEN p_now IS NULL AND w.q AND w.prev_id IS NOT NULL AND w.mid <= w.prev_id
+                             AND (w.rk > 1 OR date_trunc('milliseconds', greatest(v_now, w.last_at))
+                                              = date_trunc('milliseconds', w.last_at))
+                        THEN 1 ELSE 0 END AS descent
+            FROM (
+                SELECT v.i, v.pid, v.pos, v.mid, v.q, v.rk, first_value(v.l_at) OVER p AS last_at,
+                       coalesce(v.lag_id, CASE WHEN v.rk = 1 THEN v.l_id END) AS prev_id
+                FROM (
+                    -- the partition's newest message, probed once per partition (its first item)
+                    SELECT u.*,
+                           CASE WHEN u.q AND u.rk = 1 THEN (SELECT m.created_at FROM messages m WHERE m.partition_id = u.pid
+                                                            ORDER BY m.position DESC LIMIT 1) END AS l_at,
+                           CASE WHEN u.q AND u.rk = 1 THEN (SELECT m.id FROM messages m WHERE m.partition_id = u.pid
+                                                            ORDER BY m.position DESC LIMIT 1) END AS l_id
+                    FROM (
+                        SELECT x.i, x.pid, x.pos, x.mid, x.status = 'queued' AS q,
+                               row_number() OVER w AS rk, lag(x.mid) OVER w AS lag_id
+                        FROM unnest(v_plan) x
+                        WINDOW w AS (PARTITION BY x.pid, x.status = 'queued' ORDER BY x.pos)
+                    ) u
+                ) v
+                WINDOW p AS (PARTITION BY v.pid, v.q ORDER BY v.pos)
+            ) w
+        ) y
+    ) z;
+    IF p_now IS NULL THEN
+        SELECT max(t) - clock_timestamp() INTO v_wait FROM unnest(v_times) t;
+        IF v_wait > interval '0' THEN
+            PERFORM pg_sleep(least(extract(epoch FROM v_wait), 0.005)); -- bounded: the lock is held
+        END IF;
+    END IF;
+
     -- The plan is in item order, so it is read in step with the item arrays. (Subscripting
     -- them, p_payloads[x.i + 1], costs O(i) per element on a text array: quadratic in the
     -- size of a coalesced call, half of the insert's time at 900 items.)
     INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
                           producer_sub, created_at)
-    SELECT x.pid, x.pos, x.mid, x.k, x.payload::json, x.enc, x.trace, x.sub, v_now
-    FROM ROWS FROM (unnest(v_plan), unnest(p_keys, p_payloads, p_encrypted, p_traces, p_subs))
-         AS x (i, status, mid, pid, pos, qid, qname, pname, k, payload, enc, trace, sub)
+    SELECT x.pid, x.pos, x.mid, x.k, x.payload::json, x.enc, x.trace, x.sub, x.at
+    FROM ROWS FROM (unnest(v_plan), unnest(p_keys, p_payloads, p_encrypted, p_traces, p_subs, v_times))
+         AS x (i, status, mid, pid, pos, qid, qname, pname, k, payload, enc, trace, sub, at)
     WHERE x.status = 'queued';
 
-    UPDATE partitions p SET last_position = c.top, last_message_at = v_now, last_activity_at = v_now
-    FROM (SELECT x.pid, max(x.pos) AS top FROM unnest(v_plan) x WHERE x.status = 'queued' GROUP BY x.pid) c
+    UPDATE partitions p SET last_position = c.top, last_message_at = c.newest, last_activity_at = v_now
+    FROM (SELECT x.pid, max(x.pos) AS top, max(x.at) AS newest
+          FROM ROWS FROM (unnest(v_plan), unnest(v_times))
+               AS x (i, status, mid, pid, pos, qid, qname, pname, at)
+          WHERE x.status = 'queued' GROUP BY x.pid) c
     WHERE p.id = c.pid;
 
     -- Every group registered on a written queue now has work in the partition (partition_work).
@@ -160,7 +220,8 @@ END $$;
 -- keys come back as 'taken' with the stored id.
 CREATE OR REPLACE FUNCTION qg_push(
     p_queues text[], p_partitions text[], p_pair_ids uuid[], p_pair_of integer[], p_keys text[],
-    p_ids uuid[], p_payloads text[], p_encrypted boolean[], p_subs text[], p_now timestamptz)
+    p_ids uuid[], p_payloads text[], p_encrypted boolean[], p_subs text[], p_uncapped boolean[],
+    p_now timestamptz)
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
     v_pairs uuid[] := coalesce(p_pair_ids, qg_partition_ids(p_queues, p_partitions));
@@ -171,5 +232,5 @@ BEGIN
     END IF;
     v_pids := ARRAY(SELECT v_pairs[u.j] FROM unnest(p_pair_of) WITH ORDINALITY AS u (j, ord) ORDER BY u.ord);
     RETURN QUERY SELECT * FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads, p_encrypted,
-        array_fill(NULL::uuid, ARRAY[cardinality(p_ids)]), p_subs, p_now, false);
+        array_fill(NULL::uuid, ARRAY[cardinality(p_ids)]), p_subs, p_now, false, p_uncapped);
 END $$;

@@ -73,7 +73,7 @@ LANGUAGE sql STABLE AS $$
                coalesce(avg(l.offset_lag), 0)::float8 AS o_avg,
                coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY l.offset_lag), 0)::float8 AS o_med,
                coalesce(min(l.offset_lag), 0) AS o_min, coalesce(max(l.offset_lag), 0) AS o_max
-        FROM consumers c CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
+        FROM consumers c CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.consumer_group, c.cursor, p_now) l
     )
     SELECT (SELECT count(*) FROM queues), (SELECT count(*) FROM partitions),
            (SELECT count(DISTINCT q.namespace) FROM queues q), (SELECT count(DISTINCT q.task) FROM queues q),

@@ -10,7 +10,7 @@ RETURNS TABLE (consumer_group text, queue_name text, members bigint, partitions_
 LANGUAGE sql STABLE AS $$
     WITH pairs AS (
         SELECT c.consumer_group, c.queue_id, c.last_consumed_at, l.offset_lag, l.time_lag
-        FROM consumers c CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
+        FROM consumers c CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.consumer_group, c.cursor, p_now) l
     ), groups AS (
         SELECT c.consumer_group, c.queue_id FROM consumers c
         UNION
@@ -45,7 +45,7 @@ LANGUAGE sql STABLE AS $$
     FROM consumers c
     JOIN partitions p ON p.id = c.partition_id
     JOIN queues q ON q.id = c.queue_id
-    CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
+    CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.consumer_group, c.cursor, p_now) l
     WHERE l.time_lag >= p_min_lag
     ORDER BY l.time_lag DESC, q.name, p.name, c.consumer_group;
 $$;
@@ -60,7 +60,7 @@ LANGUAGE sql STABLE AS $$
     FROM consumers c
     JOIN partitions p ON p.id = c.partition_id
     JOIN queues q ON q.id = c.queue_id
-    CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
+    CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.consumer_group, c.cursor, p_now) l
     WHERE c.consumer_group = p_group
     ORDER BY q.name, p.name;
 $$;

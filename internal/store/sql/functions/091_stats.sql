@@ -29,7 +29,7 @@ BEGIN
                                  oldest_unconsumed_at)
     SELECT c.partition_id, c.consumer_group, c.queue_id, p_run, l.offset_lag, l.time_lag, l.oldest_at
     FROM unnest(v_ids) b (id) JOIN consumers c ON c.partition_id = b.id
-    CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, v_now) l;
+    CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.consumer_group, c.cursor, v_now) l;
 
     DELETE FROM stats s USING unnest(v_ids::text[]) b (key) WHERE s.scope = 'partition' AND s.key = b.key;
     INSERT INTO stats (scope, key, queue_id, run_id, partitions, total, pending, processing, completed,

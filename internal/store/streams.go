@@ -1,0 +1,263 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/mq"
+)
+
+// Streams (docs/api/streams.md): typed calls of sql/functions/100_streams.sql.
+
+const sqlStreamRegister = `SELECT query_id::text, outcome
+	FROM qg_stream_register(p_tenant => $1, p_name => $2, p_source => $3, p_sink => $4, p_hash => $5,
+		p_reset => $6, p_id => $7::uuid, p_now => $8)`
+
+// streamRegisterArgs are the parameters of qg_stream_register (see sqlCall).
+type streamRegisterArgs struct {
+	Tenant, Name, Source string
+	Sink                 *string
+	Hash                 string
+	Reset                bool
+	ID                   string
+	Now                  any
+}
+
+func (a streamRegisterArgs) args() []any {
+	return []any{a.Tenant, a.Name, a.Source, a.Sink, a.Hash, a.Reset, a.ID, a.Now}
+}
+
+// StreamRegister registers a stream query (docs/api/streams.md §3); id is the query_id a fresh
+// registration takes.
+func (s *Store) StreamRegister(ctx context.Context, tenant string, r mq.StreamRegistration, id string) (mq.StreamRegistered, error) {
+	var out mq.StreamRegistered
+	args := streamRegisterArgs{Tenant: tenant, Name: r.Name, Source: r.SourceQueue, Sink: strPtr(r.SinkQueue),
+		Hash: r.ConfigHash, Reset: r.Reset, ID: id, Now: s.nowArg()}
+	err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
+		return c.QueryRow(ctx, sqlStreamRegister, args.args()...).Scan(&out.QueryID, &out.Outcome)
+	})
+	if err != nil {
+		return out, fmt.Errorf("stream register: %w", err)
+	}
+	return out, nil
+}
+
+const sqlStreamCycle = `SELECT kind, i, status, message_id::text, partition_id::text, coalesce(queue_name, ''), n, released, dlq
+	FROM qg_stream_cycle(p_query_id => $1::uuid, p_partition_id => $2::uuid, p_group => $3, p_tenant => $4,
+		p_op_types => $5, p_op_keys => $6, p_op_values => $7,
+		p_queues => $8, p_partitions => $9, p_keys => $10, p_ids => $11::uuid[], p_payloads => $12,
+		p_encrypted => $13, p_traces => $14::uuid[], p_sub => $15,
+		p_ack_key => $16, p_ack_lease => $17::uuid, p_ack_status => $18, p_ack_error => $19, p_release => $20,
+		p_now => $21)`
+
+// streamCycleArgs are the parameters of qg_stream_cycle (see sqlCall): the shard, the state
+// ops (OpTypes to OpValues), the sink pushes (Queues to Sub), the ack (AckKey to Release).
+type streamCycleArgs struct {
+	QueryID, PartitionID, Group, Tenant string
+	OpTypes, OpKeys                     []string
+	OpValues                            []*string
+	Queues, Partitions, Keys, IDs       []string
+	Payloads                            []string
+	Encrypted                           []bool
+	Traces                              []*string
+	Sub                                 *string
+	AckKey, AckLease                    *string
+	AckStatus                           string
+	AckError                            *string
+	Release                             bool
+	Now                                 any
+}
+
+func (a streamCycleArgs) args() []any {
+	return []any{a.QueryID, a.PartitionID, a.Group, a.Tenant, a.OpTypes, a.OpKeys, a.OpValues,
+		a.Queues, a.Partitions, a.Keys, uuidParam(a.IDs), a.Payloads, a.Encrypted, uuidParam(a.Traces), a.Sub,
+		a.AckKey, a.AckLease, a.AckStatus, a.AckError, a.Release, a.Now}
+}
+
+// StreamCycle commits one cycle (docs/api/streams.md §4.2) in one transaction. pushes are the
+// sink items as the broker prepared them (ids minted, payloads sealed), traces their trace ids
+// ("" for none). A rollback is an outcome (Rollback set, nothing applied); mq.ErrQueryNotFound
+// and mq.ErrPartitionNotFound are the 404s; other errors mean the database was unusable.
+func (s *Store) StreamCycle(ctx context.Context, tenant string, c mq.StreamCycle, pushes []PushRow, traces []string, sub *string) (mq.StreamCycleOutcome, error) {
+	ctx = OneBudget(ctx)
+	cols := pushColumns(pushes)
+	args := streamCycleArgs{QueryID: c.QueryID, PartitionID: c.PartitionID, Group: c.ConsumerGroup, Tenant: tenant,
+		OpTypes: make([]string, len(c.StateOps)), OpKeys: make([]string, len(c.StateOps)),
+		OpValues: make([]*string, len(c.StateOps)),
+		Queues:   cols.queues, Partitions: cols.parts, Keys: cols.keys, IDs: cols.ids, Payloads: cols.payloads,
+		Encrypted: cols.encrypted, Traces: make([]*string, len(pushes)), Sub: sub,
+		AckStatus: "completed", Release: c.ReleaseLease, Now: s.nowArg()}
+	for i, op := range c.StateOps {
+		args.OpKeys[i] = op.Key
+		if op.Delete {
+			args.OpTypes[i] = "delete"
+			continue
+		}
+		v := string(op.Value)
+		args.OpTypes[i], args.OpValues[i] = "upsert", &v
+	}
+	for i, t := range traces {
+		args.Traces[i] = strPtr(t)
+	}
+	if a := c.Ack; a != nil {
+		key := a.TransactionID
+		args.AckKey, args.AckLease = &key, strPtr(a.LeaseID)
+		if a.DeadLetter {
+			reason := a.Error
+			if reason == "" {
+				reason = mq.StreamCycleFailure
+			}
+			args.AckStatus, args.AckError = "dlq", &reason
+		}
+	}
+	var out mq.StreamCycleOutcome
+	run := func() error {
+		out = mq.StreamCycleOutcome{}
+		return s.queryRows(ctx, sqlStreamCycle, args.args(), func(row rowScanner) error {
+			var kind, queue string
+			var i int
+			var status, mid, pid *string
+			var n int64
+			var released, dlq bool
+			if err := row.Scan(&kind, &i, &status, &mid, &pid, &queue, &n, &released, &dlq); err != nil {
+				return err
+			}
+			switch kind {
+			case "cycle":
+				out.SourceQueue, out.StateOpsApplied = queue, int(n)
+			case "ack":
+				out.Ack = &mq.StreamAckResult{Count: n, LeaseReleased: released, DLQ: dlq}
+			default:
+				out.PushResults = append(out.PushResults, mq.StreamPushResult{Index: i, Status: deref(status),
+					MessageID: deref(mid), PartitionID: deref(pid), Queue: queue})
+			}
+			return nil
+		})
+	}
+	err := s.runCreating(ctx, cols.queues, cols.parts, run)
+	if err == nil {
+		return out, nil
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || (errors.Is(err, mq.ErrUnavailable) && !isServerTimeout(pgErr.Code)) {
+		return mq.StreamCycleOutcome{}, fmt.Errorf("stream cycle: %w", err)
+	}
+	switch mq.Code(pgErr.Code) {
+	case mq.CodeQueryNotFound:
+		return mq.StreamCycleOutcome{}, mq.ErrQueryNotFound
+	case mq.CodePartitionNotFound:
+		return mq.StreamCycleOutcome{}, mq.ErrPartitionNotFound
+	}
+	var detail []string
+	if pgErr.Detail != "" {
+		_ = json.Unmarshal([]byte(pgErr.Detail), &detail) // a malformed DETAIL names nothing
+	}
+	text, ok := mq.StreamRollbackText(mq.Code(pgErr.Code), detail)
+	if !ok {
+		text = pgErr.Message // the database's own message (docs/api/streams.md §4.4)
+	}
+	// The answer names the source queue even when nothing was applied.
+	queue, qerr := s.streamSourceQueue(ctx, tenant, c.PartitionID)
+	if qerr != nil {
+		return mq.StreamCycleOutcome{}, fmt.Errorf("stream cycle: %w", qerr)
+	}
+	return mq.StreamCycleOutcome{SourceQueue: queue, Rollback: text}, nil
+}
+
+// streamSourceQueue names the queue of a partition ("" when it is gone).
+func (s *Store) streamSourceQueue(ctx context.Context, tenant, partitionID string) (string, error) {
+	var name string
+	err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
+		rows, err := c.Query(ctx, query("stream_source_queue"), partitionID, tenant)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := rows.Scan(&name); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	return name, err
+}
+
+const sqlStreamState = `SELECT key, value, updated_at
+	FROM qg_stream_state(p_query_id => $1::uuid, p_partition_id => $2::uuid, p_tenant => $3, p_keys => $4,
+		p_prefix => $5, p_ripe => $6::numeric)`
+
+// streamStateArgs are the parameters of qg_stream_state (see sqlCall).
+type streamStateArgs struct {
+	QueryID, PartitionID, Tenant string
+	Keys                         []string
+	Prefix                       *string
+	Ripe                         *float64
+}
+
+func (a streamStateArgs) args() []any {
+	return []any{a.QueryID, a.PartitionID, a.Tenant, a.Keys, a.Prefix, a.Ripe}
+}
+
+// StreamState reads one shard (docs/api/streams.md §5); mq.ErrQueryNotFound for an unknown query.
+func (s *Store) StreamState(ctx context.Context, tenant string, q mq.StreamStateQuery) ([]mq.StreamStateRow, error) {
+	args := streamStateArgs{QueryID: q.QueryID, PartitionID: q.PartitionID, Tenant: tenant, Keys: q.Keys,
+		Prefix: strPtr(q.KeyPrefix), Ripe: q.RipeAtOrBefore}
+	out := []mq.StreamStateRow{}
+	err := s.queryRows(ctx, sqlStreamState, args.args(), func(row rowScanner) error {
+		var r mq.StreamStateRow
+		var v string
+		if err := row.Scan(&r.Key, &v, &r.UpdatedAt); err != nil {
+			return err
+		}
+		r.Value = json.RawMessage(v)
+		out = append(out, r)
+		return nil
+	})
+	if pgCode(err) == string(mq.CodeQueryNotFound) {
+		return nil, mq.ErrQueryNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream state: %w", err)
+	}
+	return out, nil
+}
+
+// StreamQueries lists the tenant's registrations by name (docs/api/streams.md §6).
+func (s *Store) StreamQueries(ctx context.Context, tenant string) ([]mq.StreamQuery, error) {
+	out := []mq.StreamQuery{}
+	err := s.queryRows(ctx, "SELECT query_id::text, name, source_queue, sink_queue, config_hash, state_rows, created_at, updated_at FROM qg_stream_queries(p_tenant => $1)",
+		[]any{tenant}, func(row rowScanner) error {
+			var q mq.StreamQuery
+			if err := row.Scan(&q.QueryID, &q.Name, &q.SourceQueue, &q.SinkQueue, &q.ConfigHash, &q.StateRows,
+				&q.CreatedAt, &q.UpdatedAt); err != nil {
+				return err
+			}
+			out = append(out, q)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("stream queries: %w", err)
+	}
+	return out, nil
+}
+
+// StreamDelete deletes a registration and its state rows (docs/api/streams.md §6); existed is
+// false for an unknown name.
+func (s *Store) StreamDelete(ctx context.Context, tenant, name string) (existed bool, rows int64, err error) {
+	var n *int64
+	err = s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
+		return c.QueryRow(ctx, "SELECT qg_stream_delete(p_tenant => $1, p_name => $2)", tenant, name).Scan(&n)
+	})
+	if err != nil {
+		return false, 0, fmt.Errorf("stream delete: %w", err)
+	}
+	if n == nil {
+		return false, 0, nil
+	}
+	return true, *n, nil
+}
