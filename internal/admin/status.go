@@ -22,11 +22,6 @@ func (a *Admin) StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Windo
 	return a.store.StatusOverview(ctx, f, w.SeriesFrom(), w.To, w.BucketMinutes)
 }
 
-// StatusQueues lists queues by name with their counters.
-func (a *Admin) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error) {
-	return a.store.StatusQueues(ctx, namespace, task, limit, offset)
-}
-
 // StatusQueue reads one queue with one page of its partitions; found is false for an unknown
 // queue.
 func (a *Admin) StatusQueue(ctx context.Context, name string, p mq.Page) (q mq.QueueStatus, found bool, err error) {

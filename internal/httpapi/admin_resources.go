@@ -24,6 +24,7 @@ func counters(c mq.Counters) countersJSON {
 		DeadLetter: c.DeadLetter}
 }
 
+// queueSummaryJSON is the queue row of both queue listings (docs/api/admin-api.md §1).
 type queueSummaryJSON struct {
 	ID         string `json:"id"`
 	Name       string `json:"name"`
@@ -36,23 +37,44 @@ type queueSummaryJSON struct {
 		Pending    int64 `json:"pending"`
 		Processing int64 `json:"processing"`
 	} `json:"messages"`
+	DeadLetter int64 `json:"deadLetter"`
+	MaxTimeLag int64 `json:"maxTimeLag"`
 }
 
 // Default page sizes of the resource listings (docs/api/admin-api.md, Listing parameters).
 const (
-	defaultQueueLimit     = 1000
-	defaultLabelLimit     = 1000
-	defaultPartitionLimit = 1000
+	defaultQueueLimit       = 1000
+	defaultStatusQueueLimit = 100
+	defaultLabelLimit       = 1000
+	defaultPartitionLimit   = 1000
 )
 
 func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) {
-	page := listPage(r.URL.Query(), defaultQueueLimit)
-	qs, err := s.read.ListQueues(r.Context(), page)
+	s.queueListing(w, r, "createdAt", defaultQueueLimit)
+}
+
+// queueListing answers both queue listings (GET /api/v1/resources/queues, GET
+// /api/v1/status/queues; dashboard M6), which differ only in their default sort and page.
+func (s *Server) queueListing(w http.ResponseWriter, r *http.Request, defSort string, defLimit int) {
+	q := r.URL.Query()
+	key, desc, msg := listSort(q, mq.QueueSortKeys, defSort)
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	f := mq.QueueListFilter{Namespace: queryFilter(q, "namespace"), Task: queryFilter(q, "task"),
+		Search: queryFilter(q, "search"), Sort: key, Desc: desc, Page: listPage(q, defLimit)}
+	l, err := s.read.ListQueues(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"queues": queueSummaries(qs), "pagination": pagination(page)})
+	writeJSON(w, http.StatusOK, struct {
+		Queues     []queueSummaryJSON `json:"queues"`
+		Total      int64              `json:"total"`
+		Pagination pageJSON           `json:"pagination"`
+		StatsAge   *int64             `json:"statsAge"`
+	}{queueSummaries(l.Queues), l.Total, pagination(f.Page), s.statsAge(l.StatsAt)})
 }
 
 type partitionDetailJSON struct {

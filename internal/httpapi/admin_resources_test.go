@@ -36,9 +36,10 @@ func TestAdminQueuesList(t *testing.T) {
 	b.admPushKeys("p2", "c")
 	b.admAckAll(b.admPop("p1", "", 1), "completed", "") // a: completed
 	b.admPop("p1", "", 1)                               // b: leased, so processing
+	b.lsRefresh()                                       // counters come from the stats job
 
 	q, at := admQueueOf(b, b.queue)
-	admShape(t, q, "id", "name", "namespace", "task", "createdAt", "partitions", "messages")
+	admShape(t, q, "id", "name", "namespace", "task", "createdAt", "partitions", "messages", "deadLetter", "maxTimeLag")
 	admTime(t, q["createdAt"])
 	if q["namespace"] != b.queue || q["task"] != "" || admNum(t, q["partitions"]) != 2 {
 		t.Fatalf("queue %v", q)

@@ -31,7 +31,7 @@ type ReadSide interface {
 
 	// Listings answer one page (docs/api/admin-api.md, Listing parameters): at most
 	// mq.MaxListRows rows, cut in the database.
-	ListQueues(ctx context.Context, p mq.Page) ([]mq.QueueSummary, error)
+	ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueList, error)
 	LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error)
 	QueueDetail(ctx context.Context, name string, p mq.Page) (mq.QueueDetail, bool, error)
 	Overview(ctx context.Context) (mq.Overview, error)
@@ -63,7 +63,6 @@ type ReadSide interface {
 	SeekPartition(ctx context.Context, group, queue, partition string) (movedTo *string, found bool, err error)
 
 	StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Window) (mq.StatusOverview, error)
-	StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error)
 	StatusQueue(ctx context.Context, name string, p mq.Page) (q mq.QueueStatus, found bool, err error)
 	StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]mq.QueueMessage, bool, error)
 	MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, start, to time.Time) ([]mq.CountPoint, error)

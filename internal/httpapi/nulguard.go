@@ -155,12 +155,12 @@ func (g nulGuard) StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Win
 	return g.ReadSide.StatusOverview(ctx, f, w)
 }
 
-// StatusQueues implements ReadSide.
-func (g nulGuard) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error) {
-	if hasNUL(namespace, task) {
-		return nil, nil
+// ListQueues implements ReadSide.
+func (g nulGuard) ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueList, error) {
+	if hasNUL(f.Namespace, f.Task, f.Search) {
+		return mq.QueueList{Queues: []mq.QueueSummary{}}, nil
 	}
-	return g.ReadSide.StatusQueues(ctx, namespace, task, limit, offset)
+	return g.ReadSide.ListQueues(ctx, f)
 }
 
 // StatusQueue implements ReadSide.

@@ -244,16 +244,9 @@ func perRequest(messages, requests int64) float64 {
 	return float64(messages) / float64(requests)
 }
 
-// statusQueues serves GET /api/v1/status/queues.
+// statusQueues serves GET /api/v1/status/queues: the queue listing, by name, 100 a page.
 func (s *Server) statusQueues(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	page := listPage(q, 100)
-	qs, err := s.read.StatusQueues(r.Context(), queryFilter(q, "namespace"), queryFilter(q, "task"), page.Limit, page.Offset)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"queues": queueSummaries(qs), "pagination": pagination(page)})
+	s.queueListing(w, r, "name", defaultStatusQueueLimit)
 }
 
 // queueSummaries renders queues as the resource and status listings show them.
@@ -263,6 +256,7 @@ func queueSummaries(qs []mq.QueueSummary) []queueSummaryJSON {
 		o := &out[i]
 		o.ID, o.Name, o.Namespace, o.Task, o.CreatedAt, o.Partitions = q.ID, q.Name, q.Namespace, q.Task, msTime(q.CreatedAt), q.Partitions
 		o.Messages.Total, o.Messages.Pending, o.Messages.Processing = q.Total, q.Pending, q.Processing
+		o.DeadLetter, o.MaxTimeLag = q.DeadLetter, q.MaxTimeLag
 	}
 	return out
 }

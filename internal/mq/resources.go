@@ -20,13 +20,16 @@ func (c Counters) Add(o Counters) Counters {
 	return Counters{c.Total + o.Total, c.Unconsumed + o.Unconsumed, c.Processing + o.Processing, c.DeadLetter + o.DeadLetter}
 }
 
-// QueueSummary is one queue of a queue listing.
+// QueueSummary is one queue of a queue listing. The counters, DeadLetter (DLQ entries of the
+// queue) and MaxTimeLag (seconds, the largest time lag of any pair below it) come from the
+// stats job.
 type QueueSummary struct {
 	ID, Name, Namespace, Task string
 	CreatedAt                 time.Time
 	Partitions                int64
 	Total, Pending            int64
 	Processing                int64
+	DeadLetter, MaxTimeLag    int64
 }
 
 // LabelSummary is one namespace or task of the resource listings.

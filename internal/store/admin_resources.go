@@ -7,19 +7,6 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// QueueSummaries lists every queue with live counters, newest first.
-func (s *Store) QueueSummaries(ctx context.Context, p mq.Page) ([]mq.QueueSummary, error) {
-	out, err := queryAll(ctx, s, `SELECT * FROM qg_queue_summaries(p_now => $1) q
-		ORDER BY q.created_at DESC, q.id LIMIT $2 OFFSET $3`, []any{s.nowArg(), p.Limit, p.Offset},
-		func(r rowScanner, q *mq.QueueSummary) error {
-			return r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.Partitions, &q.Total, &q.Pending, &q.Processing)
-		})
-	if err != nil {
-		return nil, fmt.Errorf("list queues: %w", err)
-	}
-	return out, nil
-}
-
 // LabelSummaries groups the queues by task (byTask) or namespace: one page, by label.
 func (s *Store) LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error) {
 	out, err := queryAll(ctx, s, `SELECT * FROM qg_label_summaries(p_by_task => $1, p_now => $2) l

@@ -38,6 +38,8 @@ var sqlCalls = []struct {
 	{sqlStatsPartitions, statsPartitionsArgs{}},
 	{sqlMetricsFlush, metricsFlushArgs{}},
 	{sqlSetMaintenanceMode, setMaintenanceArgs{}},
+	{sqlQueuesTotal, queuesMatchArgs{}},
+	{sqlListQueues, listQueuesArgs{}},
 }
 
 var (

@@ -61,18 +61,6 @@ func (s *Store) StatusOverview(ctx context.Context, f mq.QueueFilter, from, to t
 	return o, wrap("status", err)
 }
 
-var sqlStatusQueues = query("status_queues")
-
-// StatusQueues lists queues by name with their counters.
-func (s *Store) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error) {
-	out, err := queryAll(ctx, s, sqlStatusQueues, []any{nullIfEmpty(namespace), nullIfEmpty(task), limit, offset},
-		func(r rowScanner, q *mq.QueueSummary) error {
-			return r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.Partitions, &q.Total,
-				&q.Pending, &q.Processing)
-		})
-	return out, wrap("status queues", err)
-}
-
 var (
 	sqlStatusQueue          = query("status_queue")
 	sqlStatusPartitions     = query("status_queue_partitions")

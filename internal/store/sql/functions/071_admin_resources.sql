@@ -1,21 +1,6 @@
 -- Resources (docs/api/admin-api.md §1): queue, namespace and task summaries, queue detail, the
 -- overview, and queue deletion. Counters come from qg_partition_counts.
 
--- Every queue with its partition count and message counters, newest first.
-CREATE OR REPLACE FUNCTION qg_queue_summaries(p_now timestamptz)
-RETURNS TABLE (id text, name text, namespace text, task text, created_at timestamptz,
-               partitions bigint, total bigint, pending bigint, processing bigint)
-LANGUAGE sql STABLE AS $$
-    SELECT q.id::text, q.name, q.namespace, q.task, q.created_at, count(p.id),
-           coalesce(sum(s.total), 0)::bigint, coalesce(sum(s.unconsumed - s.processing), 0)::bigint,
-           coalesce(sum(s.processing), 0)::bigint
-    FROM queues q
-    LEFT JOIN partitions p ON p.queue_id = q.id
-    LEFT JOIN LATERAL qg_partition_counts(p.id, p_now) s ON p.id IS NOT NULL
-    GROUP BY q.id
-    ORDER BY q.created_at DESC, q.name;
-$$;
-
 -- Queues grouped by namespace (p_by_task false) or task: queues, partitions, stored and
 -- pending messages per label.
 CREATE OR REPLACE FUNCTION qg_label_summaries(p_by_task boolean, p_now timestamptz)

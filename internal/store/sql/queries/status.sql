@@ -111,16 +111,6 @@ WHERE w.minute >= date_trunc('minute', $1::timestamptz) AND w.minute <= $2
 GROUP BY w.hostname, w.worker_id
 ORDER BY w.worker_id, w.hostname
 
--- Queues with their message counters, by name. $1 namespace, $2 task, $3 limit, $4 offset.
--- name: status_queues
-SELECT q.id::text, q.name, q.namespace, q.task, q.created_at,
-       (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id),
-       coalesce(s.total, 0), coalesce(s.pending, 0), coalesce(s.processing, 0)
-FROM queues q LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
-WHERE ($1::text IS NULL OR q.namespace = $1) AND ($2::text IS NULL OR q.task = $2)
-ORDER BY q.name
-LIMIT $3 OFFSET $4
-
 -- One queue with its configuration and counters. $1 queue name.
 -- name: status_queue
 SELECT q.id::text, q.name, q.namespace, q.task, q.priority, q.created_at, q.lease_time, q.retry_limit,

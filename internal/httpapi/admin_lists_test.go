@@ -1,0 +1,137 @@
+package httpapi_test
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queen-go/queen/internal/testkit"
+	"github.com/queen-go/queen/internal/testserver"
+)
+
+// The dashboard's listing routes (docs/api/admin-api.md "Listing parameters"; dashboard M6-M8,
+// M11): paging, search, sort, total, their 400s and edges.
+
+// lsRefresh recomputes the stats, retrying while a concurrent test's refresh holds the lock
+// (the route then answers skipped).
+func (b *bundle) lsRefresh() {
+	b.t.Helper()
+	testkit.Eventually(b.t, time.Minute, 20*time.Millisecond, func() error {
+		code, body := b.do("POST", "/api/v1/stats/refresh", nil)
+		if code != http.StatusOK || strings.Contains(string(body), "skipped") {
+			return errors.New("stats refresh: " + string(body))
+		}
+		return nil
+	})
+}
+
+// lsQueues lists queues on path and checks the answer's and each row's shape.
+func (b *bundle) lsQueues(path, query string) ([]obj, int64, obj) {
+	b.t.Helper()
+	out := admShape(b.t, admGet(b, path+query), "queues", "total", "pagination", "statsAge")
+	rows := admList(b.t, out["queues"])
+	for _, r := range rows {
+		admShape(b.t, r, "id", "name", "namespace", "task", "createdAt", "partitions", "messages", "deadLetter", "maxTimeLag")
+		admShape(b.t, r["messages"], "total", "pending", "processing")
+	}
+	return rows, admNum(b.t, out["total"]), admShape(b.t, out["pagination"], "limit", "offset")
+}
+
+// Three queues in one namespace (this test's), tasks a, b, c, with different counters:
+// a has 3 messages on 2 partitions, one of them dead-lettered (still stored); b has 1; c none.
+func TestAdminQueueListings(t *testing.T) {
+	b := admSetup(t, testserver.Options{FakeClock: true})
+	ns := b.queue
+	qa, qb, qc := ns+".a", ns+".b", ns+".c"
+	b.push("p1", obj{"queue": qa, "transactionId": "x", "payload": 1}, obj{"queue": qa, "transactionId": "y", "payload": 2})
+	b.push("p2", obj{"queue": qa, "transactionId": "z", "payload": 3})
+	b.push("", obj{"queue": qb, "payload": 1})
+	code, body := b.do("POST", "/api/v1/configure", obj{"queue": qc})
+	if code != http.StatusOK && code != http.StatusCreated {
+		t.Fatalf("configure %s: %d %s", qc, code, body)
+	}
+	b.queue = qa
+	b.admAckAll(b.admPop("p1", "", 1), "dlq", "")
+	b.lsRefresh()
+
+	for _, path := range []string{"/api/v1/resources/queues", "/api/v1/status/queues"} {
+		rows, total, page := b.lsQueues(path, admQuery("namespace", ns, "sort", "name"))
+		if got := admField(rows, "name"); !slices.Equal(got, []string{qa, qb, qc}) || total != 3 {
+			t.Fatalf("%s: %v total %d", path, got, total)
+		}
+		a := rows[0]
+		m := a["messages"].(obj)
+		if admNum(t, a["partitions"]) != 2 || admNum(t, m["total"]) != 3 || admNum(t, m["pending"]) != 2 ||
+			admNum(t, a["deadLetter"]) != 1 || admNum(t, a["maxTimeLag"]) < 0 || a["task"] != "a" || a["namespace"] != ns {
+			t.Fatalf("%s: row %v", path, a)
+		}
+		admTime(t, a["createdAt"])
+		if admNum(t, page["offset"]) != 0 {
+			t.Fatalf("pagination %v", page)
+		}
+	}
+	// Defaults: resources newest first and 1,000 a page, status by name and 100 a page.
+	rows, _, page := b.lsQueues("/api/v1/resources/queues", admQuery("namespace", ns))
+	if got := admField(rows, "name"); !slices.Equal(got, []string{qc, qb, qa}) || admNum(t, page["limit"]) != 1000 {
+		t.Fatalf("resources default: %v %v", got, page)
+	}
+	rows, _, page = b.lsQueues("/api/v1/status/queues", admQuery("namespace", ns))
+	if got := admField(rows, "name"); !slices.Equal(got, []string{qa, qb, qc}) || admNum(t, page["limit"]) != 100 {
+		t.Fatalf("status default: %v %v", got, page)
+	}
+	for _, c := range []struct {
+		query []any
+		want  []string
+		total int64
+	}{
+		{[]any{"sort", "total"}, []string{qa, qb, qc}, 3}, // counts: desc by default
+		{[]any{"sort", "total", "order", "asc"}, []string{qc, qb, qa}, 3},
+		{[]any{"sort", "partitions"}, []string{qa, qb, qc}, 3},
+		{[]any{"sort", "pending", "order", "asc"}, []string{qc, qb, qa}, 3},
+		{[]any{"sort", "processing"}, []string{qa, qb, qc}, 3}, // all 0: by name
+		{[]any{"sort", "deadLetter"}, []string{qa, qb, qc}, 3},
+		{[]any{"sort", "lag"}, []string{qa, qb, qc}, 3},
+		{[]any{"sort", "task", "order", "desc"}, []string{qc, qb, qa}, 3},
+		{[]any{"sort", "namespace"}, []string{qa, qb, qc}, 3},
+		{[]any{"sort", "createdAt", "order", "asc"}, []string{qa, qb, qc}, 3},
+		{[]any{"sort", "name", "order", "desc"}, []string{qc, qb, qa}, 3},
+		{[]any{"search", strings.ToUpper(".B")}, []string{qb}, 1}, // case-insensitive
+		{[]any{"search", "%"}, []string{}, 0},                     // literal, not a pattern
+		{[]any{"search", "_"}, []string{}, 0},
+		{[]any{"search", ""}, []string{qa, qb, qc}, 3}, // empty: no filter
+		{[]any{"task", "b"}, []string{qb}, 1},
+		{[]any{"task", "B"}, []string{}, 0}, // exact, case-sensitive
+		{[]any{"limit", 1, "offset", 1}, []string{qb}, 3},
+		{[]any{"limit", 0}, []string{}, 3},
+		{[]any{"limit", -1}, []string{qa, qb, qc}, 3},  // negative: the default
+		{[]any{"limit", "x"}, []string{qa, qb, qc}, 3}, // malformed: the default
+		{[]any{"offset", -5}, []string{qa, qb, qc}, 3}, // negative: 0
+		{[]any{"offset", 3}, []string{}, 3},            // past the end
+		{[]any{"offset", "9999999999"}, []string{}, 3}, // capped, no 500
+	} {
+		q := admQuery(append([]any{"namespace", ns}, c.query...)...)
+		rows, total, _ := b.lsQueues("/api/v1/status/queues", q)
+		if got := admField(rows, "name"); !slices.Equal(got, c.want) || total != c.total {
+			t.Fatalf("%s: %v total %d, want %v total %d", q, got, total, c.want, c.total)
+		}
+	}
+	_, _, page = b.lsQueues("/api/v1/status/queues", admQuery("namespace", ns, "limit", 5000, "offset", "5000000"))
+	if admNum(t, page["limit"]) != 1000 || admNum(t, page["offset"]) != 1000000 {
+		t.Fatalf("clamped pagination %v", page)
+	}
+	for _, path := range []string{"/api/v1/resources/queues", "/api/v1/status/queues"} {
+		admError(b, "GET", path+"?sort=size", nil, http.StatusBadRequest, `{"error":"Invalid sort: size"}`)
+		admError(b, "GET", path+"?sort=", nil, http.StatusBadRequest, `{"error":"Invalid sort: "}`)
+		admError(b, "GET", path+"?order=up", nil, http.StatusBadRequest, `{"error":"Invalid order: up"}`)
+		admError(b, "GET", path+"?search="+strings.Repeat("s", 256), nil, http.StatusBadRequest,
+			`{"error":"search exceeds 255 characters"}`)
+		// A NUL in a name matches nothing instead of reaching PostgreSQL.
+		rows, total, _ := b.lsQueues(path, "?search=%00&namespace="+ns)
+		if len(rows) != 0 || total != 0 {
+			t.Fatalf("%s NUL search: %v %d", path, rows, total)
+		}
+	}
+}
