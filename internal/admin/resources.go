@@ -20,12 +20,6 @@ func (a *Admin) LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]m
 	return a.store.LabelSummaries(ctx, byTask, bounded(p))
 }
 
-// QueueDetail returns one queue with one page of its partitions and the totals of all of them;
-// found is false for an unknown queue.
-func (a *Admin) QueueDetail(ctx context.Context, name string, p mq.Page) (mq.QueueDetail, bool, error) {
-	return a.store.QueueDetail(ctx, name, bounded(p))
-}
-
 // bounded is the read side's own guard on a page: never more than mq.MaxListRows rows, whatever
 // the caller asked (docs/api/operations.md §9.5). Parsing and clamping the request's limit and
 // offset is the HTTP layer's job; this only keeps a bug there from unbounding an answer.

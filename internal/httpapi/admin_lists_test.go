@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -134,4 +135,74 @@ func TestAdminQueueListings(t *testing.T) {
 			t.Fatalf("%s NUL search: %v %d", path, rows, total)
 		}
 	}
+}
+
+// Partitions of both queue detail routes (dashboard M7) and the detail's 16 options (M9).
+func TestAdminQueuePartitionPages(t *testing.T) {
+	b := admSetup(t, testserver.Options{FakeClock: true})
+	opts := obj{"leaseTime": 61, "retryLimit": 7, "retryDelay": 2500, "priority": 4, "maxSize": 900, "ttl": 7200,
+		"deadLetterQueue": true, "dlqAfterMaxRetries": true, "delayedProcessing": 3, "windowBuffer": 2,
+		"retentionSeconds": 86400, "completedRetentionSeconds": 3600, "retentionEnabled": true,
+		"encryptionEnabled": false, "maxWaitTimeSeconds": 600, "dedupWindowSeconds": 120}
+	configured := admJSON[obj](b, http.StatusOK, "POST", "/api/v1/configure", obj{"queue": b.queue, "options": opts})
+	b.admPushKeys("alpha", "a", "b", "c")
+	b.srv.Clock.Advance(time.Second)
+	b.admPushKeys("Beta", "d")
+	b.srv.Clock.Advance(time.Second)
+	b.admPushKeys("gamma_1", "e", "f")
+	b.lsRefresh()
+
+	detail := "/api/v1/resources/queues/" + b.queue
+	d := admGet(b, detail)
+	if !admEqualJSON(d["options"], mustJSON(t, configured["options"])) || len(d["options"].(obj)) != 16 {
+		t.Fatalf("options %v, want configure's %v", d["options"], configured["options"])
+	}
+	for _, path := range []string{detail, "/api/v1/status/queues/" + b.queue} {
+		for _, c := range []struct {
+			query []any
+			want  []string
+			count int64
+		}{
+			{nil, []string{"Beta", "Default", "alpha", "gamma_1"}, 4}, // name ascending (byte order)
+			{[]any{"sort", "total"}, []string{"alpha", "gamma_1", "Beta", "Default"}, 4},
+			{[]any{"sort", "pending", "order", "asc"}, []string{"Default", "Beta", "gamma_1", "alpha"}, 4},
+			{[]any{"sort", "createdAt"}, []string{"gamma_1", "Beta", "alpha", "Default"}, 4},
+			{[]any{"sort", "lag"}, []string{"Beta", "Default", "alpha", "gamma_1"}, 4}, // no consumer: all 0
+			{[]any{"sort", "lastActivity", "limit", 2}, []string{"gamma_1", "Beta"}, 4}, // latest write first
+			{[]any{"search", "A_"}, []string{"gamma_1"}, 1}, // literal, case-insensitive
+			{[]any{"search", "zzz"}, []string{}, 0},
+			{[]any{"limit", 2, "offset", 1}, []string{"Default", "alpha"}, 4},
+			{[]any{"limit", 0}, []string{}, 4},
+			{[]any{"offset", 10}, []string{}, 4},
+		} {
+			out := admGet(b, path+admQuery(c.query...))
+			parts := admList(t, out["partitions"])
+			if got := admField(parts, "name"); !slices.Equal(got, c.want) || admNum(t, out["partitionCount"]) != c.count {
+				t.Fatalf("%s%s: %v count %v, want %v count %d", path, admQuery(c.query...), got, out["partitionCount"], c.want, c.count)
+			}
+		}
+		out := admGet(b, path+"?search=%00")
+		if len(admList(t, out["partitions"])) != 0 || admNum(t, out["partitionCount"]) != 0 {
+			t.Fatalf("NUL search: %v", out)
+		}
+		admError(b, "GET", path+"?sort=queue", nil, http.StatusBadRequest, `{"error":"Invalid sort: queue"}`)
+		admError(b, "GET", path+"?order=DESC", nil, http.StatusBadRequest, `{"error":"Invalid order: DESC"}`)
+		admError(b, "GET", path+"?search="+strings.Repeat("x", 256), nil, http.StatusBadRequest,
+			`{"error":"search exceeds 255 characters"}`)
+		admError(b, "GET", path+"-missing?sort=name", nil, http.StatusNotFound, `{"error":"Queue not found"}`)
+	}
+	// The totals cover the whole queue whatever the page.
+	d = admGet(b, detail+"?search=Beta")
+	if admNum(t, d["totals"].(obj)["total"]) != 6 {
+		t.Fatalf("totals %v", d["totals"])
+	}
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

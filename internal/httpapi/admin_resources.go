@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -84,6 +85,8 @@ type partitionDetailJSON struct {
 	Stats         countersJSON `json:"stats"`
 	OldestMessage msTime       `json:"oldestMessage"`
 	NewestMessage msTime       `json:"newestMessage"`
+	LastActivity  msTime       `json:"lastActivity"`
+	MaxTimeLag    int64        `json:"maxTimeLag"`
 }
 
 type queueDetailJSON struct {
@@ -92,37 +95,41 @@ type queueDetailJSON struct {
 	Namespace  string                `json:"namespace"`
 	Task       string                `json:"task"`
 	CreatedAt  msTime                `json:"createdAt"`
+	Options    mq.QueueOptions       `json:"options"`
 	Partitions []partitionDetailJSON `json:"partitions"`
-	// PartitionCount counts every partition of the queue; Partitions is one page of them.
+	// PartitionCount counts the partitions matching search; Partitions is one page of them.
 	PartitionCount int64        `json:"partitionCount"`
 	Pagination     pageJSON     `json:"pagination"`
 	Totals         countersJSON `json:"totals"`
 }
 
+// partitionPage reads the paging, search and sort of a queue's partitions (docs/api/admin-api.md
+// §1, §5.2; dashboard M7): by name ascending and 1,000 a page by default. msg is the 400 text.
+func partitionPage(q url.Values) (mq.PartitionPage, string) {
+	key, desc, msg := listSort(q, mq.QueuePartitionSortKeys, "name")
+	return mq.PartitionPage{Search: queryFilter(q, "search"), Sort: key, Desc: desc,
+		Page: listPage(q, defaultPartitionLimit)}, msg
+}
+
+// queueDetail serves GET /api/v1/resources/queues/:queue (dashboard M7, M9).
 func (s *Server) queueDetail(w http.ResponseWriter, r *http.Request) {
-	page := listPage(r.URL.Query(), defaultPartitionLimit)
-	d, found, err := s.read.QueueDetail(r.Context(), PathParam(r, "queue"), page)
-	if err != nil {
-		s.fail(w, r, err)
+	f, msg := partitionPage(r.URL.Query())
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	if !found {
-		writeError(w, http.StatusNotFound, "Queue not found")
+	q, found, err := s.read.StatusQueue(r.Context(), PathParam(r, "queue"), f)
+	if !s.queueFound(w, r, found, err) {
 		return
 	}
-	q := d.Queue
 	out := queueDetailJSON{ID: q.ID, Name: q.Name, Namespace: q.Namespace, Task: q.Task, CreatedAt: msTime(q.CreatedAt),
-		Partitions: make([]partitionDetailJSON, len(d.Partitions)), PartitionCount: d.PartitionCount,
-		Pagination: pagination(page)}
-	for i, p := range d.Partitions {
+		Options: q.Options, Partitions: make([]partitionDetailJSON, len(q.Partitions)), PartitionCount: q.PartitionCount,
+		Pagination: pagination(f.Page), Totals: counters(q.Totals)}
+	for i, p := range q.Partitions {
 		out.Partitions[i] = partitionDetailJSON{ID: p.ID, Name: p.Name, CreatedAt: msTime(p.CreatedAt),
-			Stats: counters(p.Counters), OldestMessage: msOpt(p.Oldest), NewestMessage: msOpt(p.Newest)}
+			Stats: counters(p.Counters), OldestMessage: msOpt(p.Oldest), NewestMessage: msOpt(p.Newest),
+			LastActivity: msOpt(p.LastActivity), MaxTimeLag: p.MaxTimeLag}
 	}
-	// The totals cover every partition, not only this page. DLQ entries can outlive their
-	// partition, so the queue's own count is the total.
-	sum := d.Totals
-	sum.DeadLetter = q.DeadLetter
-	out.Totals = counters(sum)
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -33,7 +33,6 @@ type ReadSide interface {
 	// mq.MaxListRows rows, cut in the database.
 	ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueList, error)
 	LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error)
-	QueueDetail(ctx context.Context, name string, p mq.Page) (mq.QueueDetail, bool, error)
 	Overview(ctx context.Context) (mq.Overview, error)
 	DeleteQueue(ctx context.Context, name string) (existed bool, err error)
 
@@ -63,7 +62,8 @@ type ReadSide interface {
 	SeekPartition(ctx context.Context, group, queue, partition string) (movedTo *string, found bool, err error)
 
 	StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Window) (mq.StatusOverview, error)
-	StatusQueue(ctx context.Context, name string, p mq.Page) (q mq.QueueStatus, found bool, err error)
+	// StatusQueue feeds both queue detail routes (/resources/queues/:queue, /status/queues/:queue).
+	StatusQueue(ctx context.Context, name string, f mq.PartitionPage) (q mq.QueueStatus, found bool, err error)
 	StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]mq.QueueMessage, bool, error)
 	MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, start, to time.Time) ([]mq.CountPoint, error)
 	WorkerSeries(ctx context.Context, w mq.Window, hostname, workerID string) ([]mq.WorkerPoint, error)

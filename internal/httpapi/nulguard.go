@@ -16,14 +16,6 @@ import (
 // a query do, and would otherwise reach the database.
 type nulGuard struct{ ReadSide }
 
-// QueueDetail implements ReadSide.
-func (g nulGuard) QueueDetail(ctx context.Context, name string, p mq.Page) (mq.QueueDetail, bool, error) {
-	if hasNUL(name) {
-		return mq.QueueDetail{}, false, nil
-	}
-	return g.ReadSide.QueueDetail(ctx, name, p)
-}
-
 // DeleteQueue implements ReadSide.
 func (g nulGuard) DeleteQueue(ctx context.Context, name string) (bool, error) {
 	if hasNUL(name) {
@@ -164,11 +156,17 @@ func (g nulGuard) ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.Queu
 }
 
 // StatusQueue implements ReadSide.
-func (g nulGuard) StatusQueue(ctx context.Context, name string, p mq.Page) (mq.QueueStatus, bool, error) {
+func (g nulGuard) StatusQueue(ctx context.Context, name string, f mq.PartitionPage) (mq.QueueStatus, bool, error) {
 	if hasNUL(name) {
 		return mq.QueueStatus{}, false, nil
 	}
-	return g.ReadSide.StatusQueue(ctx, name, p)
+	if hasNUL(f.Search) {
+		f.Search, f.Page.Limit = "", 0 // the queue still answers; no partition matches
+		q, found, err := g.ReadSide.StatusQueue(ctx, name, f)
+		q.PartitionCount = 0
+		return q, found, err
+	}
+	return g.ReadSide.StatusQueue(ctx, name, f)
 }
 
 // StatusQueueMessages implements ReadSide.

@@ -127,7 +127,7 @@ func TestStatusQueueRoutes(t *testing.T) {
 		t.Fatalf("partitions %v", names)
 	}
 	p := admShape(t, parts[0], "id", "name", "createdAt", "messages", "stats", "cursor", "lastActivity",
-		"oldestMessage", "newestMessage")
+		"oldestMessage", "newestMessage", "maxTimeLag")
 	admCounters(t, p["messages"], [6]int64{3, 1, 1, 1, 0, 0})
 	if !admEqualJSON(p["stats"], `{"consumerGroups":1,"activeLeases":1}`) ||
 		!admEqualJSON(p["cursor"], `{"totalConsumed":1,"batchesConsumed":0}`) || p["oldestMessage"] == nil {

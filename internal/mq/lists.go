@@ -29,3 +29,20 @@ type QueueList struct {
 	Total   int64
 	StatsAt *time.Time
 }
+
+// PartitionPage selects and orders a page of one queue's partitions (GET
+// /api/v1/resources/queues/:queue, GET /api/v1/status/queues/:queue; dashboard M7, M9):
+// Search is a case-insensitive literal substring of the partition name; Sort is one of
+// QueuePartitionSortKeys.
+type PartitionPage struct {
+	Search string
+	Sort   string
+	Desc   bool
+	Page   Page
+}
+
+// QueuePartitionSortKeys are the sort keys of a queue's partitions, each with whether it
+// sorts descending by default.
+var QueuePartitionSortKeys = map[string]bool{
+	"name": false, "createdAt": true, "total": true, "pending": true, "lag": true, "lastActivity": true,
+}

@@ -46,24 +46,6 @@ type QueueInfo struct {
 	DeadLetter                int64
 }
 
-// QueueDetail is one queue with one page of its partitions, and the counters and number of
-// all of them, so the page is bounded while the totals still cover the whole queue.
-type QueueDetail struct {
-	Queue          QueueInfo
-	Partitions     []PartitionInfo
-	Totals         Counters
-	PartitionCount int64
-}
-
-// PartitionInfo is one partition of a queue with its counters and the createdAt of its first
-// and last stored message (nil when empty).
-type PartitionInfo struct {
-	ID, Name       string
-	CreatedAt      time.Time
-	Counters       Counters
-	Oldest, Newest *time.Time
-}
-
 // Lag summarises a lag measure over every (partition, consumer) pair.
 type Lag struct {
 	Avg, Median float64

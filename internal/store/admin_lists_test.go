@@ -76,3 +76,47 @@ func TestListQueues(t *testing.T) {
 		}
 	}
 }
+
+// Every option of mq.OptionTable comes back from the queue detail with the value configured
+// (each set to a value of its own), and the partitions are searched, sorted and paged.
+func TestStatusQueueOptionsAndPartitionPage(t *testing.T) {
+	b := setup(t)
+	want := mq.DefaultQueueOptions()
+	for i, o := range mq.OptionTable {
+		if o.IsBool() {
+			*o.Bool(&want) = !*o.Bool(&want)
+		} else {
+			*o.Int(&want) = 1000 + i
+		}
+	}
+	b.configureIn("orders", "shop", "", func(o *mq.QueueOptions) { *o = want })
+	b.pushKeysTo("orders", "p_b", "a", "b", "c")
+	b.pushKeysTo("orders", "P%1", "d")
+	b.refreshStats()
+
+	q, found, err := b.s.StatusQueue(b.ctx, "orders", mq.PartitionPage{Sort: "total", Desc: true, Page: mq.Page{Limit: 10}})
+	if err != nil || !found || q.Options != want {
+		t.Fatalf("options %+v found %v err %v, want %+v", q.Options, found, err, want)
+	}
+	names := func(ps []mq.PartitionStatus) (out []string) {
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	if got := names(q.Partitions); !slices.Equal(got, []string{"p_b", "P%1", "Default"}) || q.PartitionCount != 3 ||
+		q.Partitions[0].Counters.Total != 3 || q.Totals.Total != 4 {
+		t.Fatalf("by total: %v count %d totals %+v", got, q.PartitionCount, q.Totals)
+	}
+	q, _, err = b.s.StatusQueue(b.ctx, "orders", mq.PartitionPage{Search: "%", Sort: "name", Page: mq.Page{Limit: 10}})
+	if got := names(q.Partitions); err != nil || !slices.Equal(got, []string{"P%1"}) || q.PartitionCount != 1 || q.Totals.Total != 4 {
+		t.Fatalf("search %%: %v count %d err %v", got, q.PartitionCount, err)
+	}
+	q, _, err = b.s.StatusQueue(b.ctx, "orders", mq.PartitionPage{Sort: "name", Desc: true, Page: mq.Page{Limit: 1, Offset: 1}})
+	if got := names(q.Partitions); err != nil || !slices.Equal(got, []string{"P%1"}) || q.PartitionCount != 3 {
+		t.Fatalf("page 2 by name desc: %v err %v", got, err)
+	}
+	if _, found, err := b.s.StatusQueue(b.ctx, "nope", mq.PartitionPage{Sort: "name", Page: mq.Page{Limit: 1}}); found || err != nil {
+		t.Fatalf("unknown queue: found %v err %v", found, err)
+	}
+}

@@ -40,6 +40,7 @@ var sqlCalls = []struct {
 	{sqlSetMaintenanceMode, setMaintenanceArgs{}},
 	{sqlQueuesTotal, queuesMatchArgs{}},
 	{sqlListQueues, listQueuesArgs{}},
+	{sqlQueuePartitionPage, queuePartitionPageArgs{}},
 }
 
 var (
