@@ -167,9 +167,9 @@ func TestAdminQueuePartitionPages(t *testing.T) {
 			{[]any{"sort", "total"}, []string{"alpha", "gamma_1", "Beta", "Default"}, 4},
 			{[]any{"sort", "pending", "order", "asc"}, []string{"Default", "Beta", "gamma_1", "alpha"}, 4},
 			{[]any{"sort", "createdAt"}, []string{"gamma_1", "Beta", "alpha", "Default"}, 4},
-			{[]any{"sort", "lag"}, []string{"Beta", "Default", "alpha", "gamma_1"}, 4}, // no consumer: all 0
+			{[]any{"sort", "lag"}, []string{"Beta", "Default", "alpha", "gamma_1"}, 4},  // no consumer: all 0
 			{[]any{"sort", "lastActivity", "limit", 2}, []string{"gamma_1", "Beta"}, 4}, // latest write first
-			{[]any{"search", "A_"}, []string{"gamma_1"}, 1}, // literal, case-insensitive
+			{[]any{"search", "A_"}, []string{"gamma_1"}, 1},                             // literal, case-insensitive
 			{[]any{"search", "zzz"}, []string{}, 0},
 			{[]any{"limit", 2, "offset", 1}, []string{"Default", "alpha"}, 4},
 			{[]any{"limit", 0}, []string{}, 4},
