@@ -206,3 +206,102 @@ func mustJSON(t testing.TB, v any) string {
 	}
 	return string(b)
 }
+
+// lsArray GETs a listing that answers a bare array and returns its objects.
+func (b *bundle) lsArray(path string) []obj {
+	b.t.Helper()
+	return admList(b.t, admJSON[any](b, http.StatusOK, "GET", path, nil))
+}
+
+// Consumer-group listings with filters, sort and paging (dashboard M8); answers stay arrays.
+func TestAdminConsumerGroupListings(t *testing.T) {
+	b := admSetup(t, testserver.Options{FakeClock: true})
+	ga, gb := "ga-"+b.queue, "gb-"+b.queue
+	b.admPushKeys("p1", "a", "b")
+	b.admPushKeys("p2", "c")
+	b.admAckAll(b.admPop("p1", ga, 2), "completed", ga)   // ga: p1 consumed, p2 lags by 1
+	b.admPopQueue(b.queue, gb, "subscriptionMode", "new") // gb: registered after everything, no lag
+	b.admPop("p2", "", 1)                                 // queue mode: a cursor on p2 only, c leased
+	b.srv.Clock.Advance(400 * time.Second)                // ga and queue mode lag 400 s: Lagging
+
+	groups := func(query ...any) []string {
+		rows := b.lsArray("/api/v1/consumer-groups" + admQuery(append([]any{"queue", b.queue}, query...)...))
+		out := make([]string, len(rows))
+		for i, r := range rows {
+			out[i] = r["name"].(string)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		query []any
+		want  []string
+	}{
+		{nil, []string{"__QUEUE_MODE__", ga, gb}},
+		{[]any{"order", "desc"}, []string{gb, ga, "__QUEUE_MODE__"}},
+		{[]any{"sort", "totalLag"}, []string{"__QUEUE_MODE__", ga, gb}}, // 1, 1, 0: ties by group name
+		{[]any{"sort", "maxTimeLag", "order", "asc"}, []string{gb, "__QUEUE_MODE__", ga}},
+		{[]any{"sort", "members"}, []string{ga, gb, "__QUEUE_MODE__"}},
+		{[]any{"sort", "queue"}, []string{"__QUEUE_MODE__", ga, gb}},
+		{[]any{"state", "Lagging"}, []string{"__QUEUE_MODE__", ga}},
+		{[]any{"state", "Dead"}, []string{gb}},
+		{[]any{"state", "Stable"}, []string{}},
+		{[]any{"group", ga}, []string{ga}},
+		{[]any{"group", strings.ToUpper(ga)}, []string{}}, // exact
+		{[]any{"search", "GB-"}, []string{gb}},            // substring, any case
+		{[]any{"search", "%"}, []string{}},
+		{[]any{"limit", 1, "offset", 1}, []string{ga}},
+		{[]any{"limit", 0}, []string{}},
+		{[]any{"offset", 3}, []string{}},
+	} {
+		if got := groups(c.query...); !slices.Equal(got, c.want) {
+			t.Fatalf("%v: %v, want %v", c.query, got, c.want)
+		}
+	}
+	if rows := b.lsArray("/api/v1/consumer-groups?queue=" + b.queue + "-none"); len(rows) != 0 {
+		t.Fatalf("unknown queue: %v", rows)
+	}
+	admError(b, "GET", "/api/v1/consumer-groups?state=lagging", nil, http.StatusBadRequest, `{"error":"Invalid state: lagging"}`)
+	admError(b, "GET", "/api/v1/consumer-groups?sort=lag", nil, http.StatusBadRequest, `{"error":"Invalid sort: lag"}`)
+	admError(b, "GET", "/api/v1/consumer-groups?order=x", nil, http.StatusBadRequest, `{"error":"Invalid order: x"}`)
+
+	// Lagging pairs of this queue, every pair with minLagSeconds=0 (the heatmap).
+	pairs := func(query ...any) []string {
+		rows := b.lsArray("/api/v1/consumer-groups/lagging" + admQuery(append([]any{"queue", b.queue, "minLagSeconds", 0}, query...)...))
+		out := make([]string, len(rows))
+		for i, r := range rows {
+			out[i] = r["consumer_group"].(string) + "/" + r["partition_name"].(string)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		query []any
+		want  []string
+	}{
+		// time lags: queue mode p2 400; ga p2 400, p1 0; gb p1 0, p2 0. Ties by partition, group.
+		{nil, []string{"__QUEUE_MODE__/p2", ga + "/p2", ga + "/p1", gb + "/p1", gb + "/p2"}},
+		{[]any{"sort", "offsetLag"}, []string{"__QUEUE_MODE__/p2", ga + "/p2", ga + "/p1", gb + "/p1", gb + "/p2"}},
+		{[]any{"sort", "partition"}, []string{ga + "/p1", gb + "/p1", "__QUEUE_MODE__/p2", ga + "/p2", gb + "/p2"}},
+		{[]any{"sort", "group", "order", "desc"}, []string{gb + "/p1", gb + "/p2", ga + "/p1", ga + "/p2", "__QUEUE_MODE__/p2"}},
+		{[]any{"group", ga}, []string{ga + "/p2", ga + "/p1"}},
+		{[]any{"minLagSeconds", 60, "group", ga}, []string{ga + "/p2"}},
+		{[]any{"limit", 2, "offset", 1}, []string{ga + "/p2", ga + "/p1"}},
+		{[]any{"limit", 0}, []string{}},
+	} {
+		if got := pairs(c.query...); !slices.Equal(got, c.want) {
+			t.Fatalf("lagging %v: %v, want %v", c.query, got, c.want)
+		}
+	}
+	admError(b, "GET", "/api/v1/consumer-groups/lagging?sort=time", nil, http.StatusBadRequest, `{"error":"Invalid sort: time"}`)
+	admError(b, "GET", "/api/v1/consumer-groups/lagging?order=", nil, http.StatusBadRequest, `{"error":"Invalid order: "}`)
+
+	// One group, one queue: unknown queues answer an empty object, an unknown group 404.
+	one := admGet(b, "/api/v1/consumer-groups/"+ga+admQuery("queue", b.queue))
+	if len(one) != 1 || one[b.queue] == nil {
+		t.Fatalf("group on its queue: %v", one)
+	}
+	if none := admGet(b, "/api/v1/consumer-groups/"+ga+admQuery("queue", b.queue+"-none")); len(none) != 0 {
+		t.Fatalf("group on another queue: %v", none)
+	}
+	admError(b, "GET", "/api/v1/consumer-groups/nope-"+b.queue+"?queue="+b.queue, nil, http.StatusNotFound,
+		`{"error":"Consumer group not found"}`)
+}

@@ -53,9 +53,9 @@ type ReadSide interface {
 	TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.NamedTrace, int64, error)
 	TraceNames(ctx context.Context, p mq.Page) ([]mq.TraceName, int64, error)
 
-	ConsumerGroups(ctx context.Context, p mq.Page) ([]mq.GroupSummary, error)
-	LaggingPairs(ctx context.Context, minLag int64, p mq.Page) ([]mq.PairLag, error)
-	ConsumerGroupPairs(ctx context.Context, group string, p mq.Page) ([]mq.PairLag, bool, error)
+	ConsumerGroups(ctx context.Context, f mq.GroupFilter) ([]mq.GroupSummary, error)
+	LaggingPairs(ctx context.Context, f mq.LagFilter) ([]mq.PairLag, error)
+	ConsumerGroupPairs(ctx context.Context, group, queue string, p mq.Page) ([]mq.PairLag, bool, error)
 	DeleteConsumerGroup(ctx context.Context, group, queue string, metadata bool) (int, error)
 	SetSubscriptionTimestamp(ctx context.Context, group string, ts time.Time) (int, error)
 	SeekQueue(ctx context.Context, group, queue string, ts *time.Time) (updated int, found bool, err error)

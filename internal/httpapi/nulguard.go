@@ -99,12 +99,32 @@ func (g nulGuard) TracesByName(ctx context.Context, name string, p mq.Page) ([]m
 	return g.ReadSide.TracesByName(ctx, name, p)
 }
 
-// ConsumerGroupPairs implements ReadSide.
-func (g nulGuard) ConsumerGroupPairs(ctx context.Context, group string, p mq.Page) ([]mq.PairLag, bool, error) {
+// ConsumerGroupPairs implements ReadSide. A queue naming nothing keeps no row, and the group
+// is still found when it has cursors elsewhere.
+func (g nulGuard) ConsumerGroupPairs(ctx context.Context, group, queue string, p mq.Page) ([]mq.PairLag, bool, error) {
 	if hasNUL(group) {
 		return nil, false, nil
 	}
-	return g.ReadSide.ConsumerGroupPairs(ctx, group, p)
+	if hasNUL(queue) {
+		queue, p.Limit = "", 0
+	}
+	return g.ReadSide.ConsumerGroupPairs(ctx, group, queue, p)
+}
+
+// ConsumerGroups implements ReadSide.
+func (g nulGuard) ConsumerGroups(ctx context.Context, f mq.GroupFilter) ([]mq.GroupSummary, error) {
+	if hasNUL(f.Queue, f.Group, f.Search) {
+		return nil, nil
+	}
+	return g.ReadSide.ConsumerGroups(ctx, f)
+}
+
+// LaggingPairs implements ReadSide.
+func (g nulGuard) LaggingPairs(ctx context.Context, f mq.LagFilter) ([]mq.PairLag, error) {
+	if hasNUL(f.Queue, f.Group) {
+		return nil, nil
+	}
+	return g.ReadSide.LaggingPairs(ctx, f)
 }
 
 // DeleteConsumerGroup implements ReadSide.

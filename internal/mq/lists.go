@@ -46,3 +46,37 @@ type PartitionPage struct {
 var QueuePartitionSortKeys = map[string]bool{
 	"name": false, "createdAt": true, "total": true, "pending": true, "lag": true, "lastActivity": true,
 }
+
+// GroupFilter selects and orders a page of GET /api/v1/consumer-groups (dashboard M8): Queue
+// and Group exact, Search a case-insensitive literal substring of the group name, State one of
+// GroupStates; Sort is one of GroupSortKeys.
+type GroupFilter struct {
+	Queue, Group, Search, State string
+	Sort                        string
+	Desc                        bool
+	Page                        Page
+}
+
+// GroupStates are the states of a (group, queue) row (docs/api/admin-api.md §7).
+var GroupStates = []string{"Stable", "Lagging", "Dead"}
+
+// GroupSortKeys are the sort keys of the consumer-group listing, each with whether it sorts
+// descending by default.
+var GroupSortKeys = map[string]bool{
+	"name": false, "queue": false, "members": true, "totalLag": true, "maxTimeLag": true,
+}
+
+// LagFilter selects and orders a page of GET /api/v1/consumer-groups/lagging (dashboard M8):
+// pairs at least MinLag seconds behind, on Queue and of Group when given; Sort is one of
+// LagSortKeys.
+type LagFilter struct {
+	MinLag       int64
+	Queue, Group string
+	Sort         string
+	Desc         bool
+	Page         Page
+}
+
+// LagSortKeys are the sort keys of the lagging listing, each with whether it sorts descending
+// by default.
+var LagSortKeys = map[string]bool{"timeLag": true, "offsetLag": true, "partition": false, "group": false}

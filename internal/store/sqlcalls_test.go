@@ -41,6 +41,8 @@ var sqlCalls = []struct {
 	{sqlQueuesTotal, queuesMatchArgs{}},
 	{sqlListQueues, listQueuesArgs{}},
 	{sqlQueuePartitionPage, queuePartitionPageArgs{}},
+	{sqlConsumerGroups, consumerGroupsArgs{}},
+	{sqlLaggingPairs, laggingPairsArgs{}},
 }
 
 var (
