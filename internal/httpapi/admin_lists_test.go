@@ -305,3 +305,48 @@ func TestAdminConsumerGroupListings(t *testing.T) {
 	admError(b, "GET", "/api/v1/consumer-groups/nope-"+b.queue+"?queue="+b.queue, nil, http.StatusNotFound,
 		`{"error":"Consumer group not found"}`)
 }
+
+// Trace-name search (dashboard M11): a literal, case-insensitive substring, counted in total.
+func TestAdminTraceNameSearch(t *testing.T) {
+	b := admSetup(t, testserver.Options{FakeClock: true})
+	res := b.admPushKeys("p", "m1")
+	uniq := b.queue
+	names := []string{"Order-" + uniq, "order_" + uniq + "-refund", "pay%" + uniq}
+	for _, n := range names {
+		b.srv.Clock.Advance(time.Second)
+		admJSON[obj](b, http.StatusCreated, "POST", "/api/v1/traces", obj{"transactionId": "m1",
+			"partitionId": res[0].PartitionID, "data": obj{"n": n}, "traceNames": []string{n}})
+	}
+	search := func(query ...any) ([]string, int64) {
+		out := admShape(t, admGet(b, "/api/v1/traces/names"+admQuery(query...)), "trace_names", "total", "pagination")
+		return admField(admList(t, out["trace_names"]), "trace_name"), admNum(t, out["total"])
+	}
+	for _, c := range []struct {
+		search string
+		want   []string
+	}{
+		{uniq, []string{names[2], names[1], names[0]}}, // most recent first
+		{"ORDER", []string{names[1], names[0]}},
+		{"order_", []string{names[1]}}, // _ is literal
+		{"%" + uniq, []string{names[2]}},
+		{"-REFUND", []string{names[1]}},
+		{uniq + "-none", []string{}},
+	} {
+		got, total := search("search", c.search)
+		if c.search == "ORDER" {
+			got = slices.DeleteFunc(got, func(n string) bool { return !strings.Contains(n, uniq) })
+			total = int64(len(got))
+		}
+		if !slices.Equal(got, c.want) || total != int64(len(c.want)) {
+			t.Fatalf("search %q: %v total %d, want %v", c.search, got, total, c.want)
+		}
+	}
+	if got, total := search("search", uniq, "limit", 1, "offset", 1); !slices.Equal(got, []string{names[1]}) || total != 3 {
+		t.Fatalf("page 2: %v total %d", got, total)
+	}
+	if got, total := search("search", "a\x00b"); len(got) != 0 || total != 0 {
+		t.Fatalf("NUL search: %v %d", got, total)
+	}
+	admError(b, "GET", "/api/v1/traces/names?search="+strings.Repeat("n", 256), nil, http.StatusBadRequest,
+		`{"error":"search exceeds 255 characters"}`)
+}

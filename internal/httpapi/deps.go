@@ -51,7 +51,8 @@ type ReadSide interface {
 	AddTrace(ctx context.Context, t mq.TraceRecord) (id string, found bool, err error)
 	MessageTraces(ctx context.Context, partitionID, transactionID string) ([]mq.Trace, error)
 	TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.NamedTrace, int64, error)
-	TraceNames(ctx context.Context, p mq.Page) ([]mq.TraceName, int64, error)
+	// TraceNames lists the names holding search (dashboard M11; "": all).
+	TraceNames(ctx context.Context, search string, p mq.Page) ([]mq.TraceName, int64, error)
 
 	ConsumerGroups(ctx context.Context, f mq.GroupFilter) ([]mq.GroupSummary, error)
 	LaggingPairs(ctx context.Context, f mq.LagFilter) ([]mq.PairLag, error)

@@ -111,6 +111,14 @@ func (g nulGuard) ConsumerGroupPairs(ctx context.Context, group, queue string, p
 	return g.ReadSide.ConsumerGroupPairs(ctx, group, queue, p)
 }
 
+// TraceNames implements ReadSide.
+func (g nulGuard) TraceNames(ctx context.Context, search string, p mq.Page) ([]mq.TraceName, int64, error) {
+	if hasNUL(search) {
+		return nil, 0, nil
+	}
+	return g.ReadSide.TraceNames(ctx, search, p)
+}
+
 // ConsumerGroups implements ReadSide.
 func (g nulGuard) ConsumerGroups(ctx context.Context, f mq.GroupFilter) ([]mq.GroupSummary, error) {
 	if hasNUL(f.Queue, f.Group, f.Search) {
