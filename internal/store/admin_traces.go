@@ -80,13 +80,13 @@ func (s *Store) TraceNames(ctx context.Context, search string, p mq.Page) (out [
 		batchQuery{"SELECT qg_trace_name_total(p_search => $1)", []any{nullIfEmpty(search)}, scanInto(&total)},
 		batchQuery{"SELECT * FROM qg_trace_names(p_search => $1, p_limit => $2, p_offset => $3)",
 			[]any{nullIfEmpty(search), p.Limit, p.Offset}, func(r rowScanner) error {
-			var n mq.TraceName
-			if err := r.Scan(&n.Name, &n.Traces, &n.Messages, &n.LastSeen); err != nil {
-				return err
-			}
-			out = append(out, n)
-			return nil
-		}})
+				var n mq.TraceName
+				if err := r.Scan(&n.Name, &n.Traces, &n.Messages, &n.LastSeen); err != nil {
+					return err
+				}
+				out = append(out, n)
+				return nil
+			}})
 	if err != nil {
 		return nil, 0, fmt.Errorf("read trace names: %w", err)
 	}
