@@ -11,7 +11,7 @@ type MessageFilter struct {
 	// To default to unbounded instead of the last hour. TraceID is a canonical UUID.
 	TransactionID, TraceID string
 	From, To               *time.Time
-	Page                              Page
+	Page                   Page
 }
 
 // StoredMessage is what the admin routes show of a stored message.
