@@ -104,6 +104,7 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	s.registerAdmin(r)
 	s.registerStatus(r)
 	s.registerMaintenance(r)
+	s.registerAuthMe(r)
 	return limits.startClock(r)
 }
 
