@@ -75,6 +75,8 @@ type ReadSide interface {
 	ParkedSeries(ctx context.Context, w mq.Window, queue string, limit int) (mq.QueueSeriesSet[mq.ParkedPoint], error)
 	RetentionHistory(ctx context.Context, w mq.Window, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, int, error)
 	PostgresStats(ctx context.Context) (mq.PostgresStats, error)
+	// JobSummaries reads the background jobs' runs across instances (dashboard M12).
+	JobSummaries(ctx context.Context) ([]mq.JobSummary, error)
 }
 
 // Metrics is this instance's collector (*metrics.Collector).
@@ -98,4 +100,6 @@ type Jobs interface {
 	RefreshStats(ctx context.Context) (res mq.StatsRefresh, ran bool, err error)
 	// States reports what this instance knows of each job, for /health.
 	States() map[string]mq.JobState
+	// Intervals reports each job's interval on this instance (GET /api/v1/system/jobs).
+	Intervals() map[string]time.Duration
 }

@@ -43,6 +43,7 @@ var sqlCalls = []struct {
 	{sqlQueuePartitionPage, queuePartitionPageArgs{}},
 	{sqlConsumerGroups, consumerGroupsArgs{}},
 	{sqlLaggingPairs, laggingPairsArgs{}},
+	{sqlRecordJobRun, recordJobRunArgs{}},
 }
 
 var (
