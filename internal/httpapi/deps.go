@@ -32,7 +32,7 @@ type ReadSide interface {
 	// Listings answer one page (docs/api/admin-api.md, Listing parameters): at most
 	// mq.MaxListRows rows, cut in the database.
 	ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueList, error)
-	LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error)
+	LabelSummaries(ctx context.Context, f mq.LabelFilter) (mq.LabelList, error)
 	Overview(ctx context.Context) (mq.Overview, error)
 	DeleteQueue(ctx context.Context, name string) (existed bool, err error)
 

@@ -44,6 +44,7 @@ var sqlCalls = []struct {
 	{sqlConsumerGroups, consumerGroupsArgs{}},
 	{sqlLaggingPairs, laggingPairsArgs{}},
 	{sqlRecordJobRun, recordJobRunArgs{}},
+	{sqlListLabels, listLabelsArgs{}},
 }
 
 var (
