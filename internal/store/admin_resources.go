@@ -19,7 +19,9 @@ type listLabelsArgs struct {
 	Limit, Offset int
 }
 
-func (a listLabelsArgs) args() []any { return []any{a.ByTask, a.Search, a.Sort, a.Desc, a.Limit, a.Offset} }
+func (a listLabelsArgs) args() []any {
+	return []any{a.ByTask, a.Search, a.Sort, a.Desc, a.Limit, a.Offset}
+}
 
 // LabelSummaries groups the queues by task (f.ByTask) or namespace: one page of the labels
 // matching f, how many match, and when the stats behind the counters were computed.
