@@ -105,6 +105,8 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	s.registerStatus(r)
 	s.registerMaintenance(r)
 	s.registerStreams(r)
+	s.registerAuthMe(r)
+	s.registerSystemJobs(r)
 	return limits.startClock(r)
 }
 

@@ -7,61 +7,43 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// QueueSummaries lists every queue with live counters, newest first.
-func (s *Store) QueueSummaries(ctx context.Context, p mq.Page) ([]mq.QueueSummary, error) {
-	out, err := queryAll(ctx, s, `SELECT * FROM qg_queue_summaries(p_now => $1) q
-		ORDER BY q.created_at DESC, q.id LIMIT $2 OFFSET $3`, []any{s.nowArg(), p.Limit, p.Offset},
-		func(r rowScanner, q *mq.QueueSummary) error {
-			return r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.Partitions, &q.Total, &q.Pending, &q.Processing)
-		})
-	if err != nil {
-		return nil, fmt.Errorf("list queues: %w", err)
-	}
-	return out, nil
+const sqlListLabels = `SELECT * FROM qg_list_labels(p_by_task => $1, p_search => $2, p_sort => $3, p_desc => $4,
+	p_limit => $5, p_offset => $6)`
+
+// listLabelsArgs are the parameters of qg_list_labels.
+type listLabelsArgs struct {
+	ByTask        bool
+	Search        any // nil: every label
+	Sort          string
+	Desc          bool
+	Limit, Offset int
 }
 
-// LabelSummaries groups the queues by task (byTask) or namespace: one page, by label.
-func (s *Store) LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error) {
-	out, err := queryAll(ctx, s, `SELECT * FROM qg_label_summaries(p_by_task => $1, p_now => $2) l
-		ORDER BY l.label LIMIT $3 OFFSET $4`, []any{byTask, s.nowArg(), p.Limit, p.Offset},
-		func(r rowScanner, l *mq.LabelSummary) error {
-			return r.Scan(&l.Label, &l.Queues, &l.Partitions, &l.Total, &l.Pending)
-		})
-	if err != nil {
-		return nil, fmt.Errorf("summarise queue labels: %w", err)
-	}
-	return out, nil
+func (a listLabelsArgs) args() []any {
+	return []any{a.ByTask, a.Search, a.Sort, a.Desc, a.Limit, a.Offset}
 }
 
-// QueueDetail returns one queue, one page of its partitions (by name) and the counters of all
-// of them (totals, partition count); found is false when there is no such queue.
-func (s *Store) QueueDetail(ctx context.Context, name string, pg mq.Page) (d mq.QueueDetail, found bool, err error) {
-	q, parts, totals, count := &d.Queue, &d.Partitions, &d.Totals, &d.PartitionCount
-	err = s.queryBatch(ctx,
-		batchQuery{"SELECT * FROM qg_queue_detail(p_queue => $1)", []any{name}, func(r rowScanner) error {
-			found = true
-			return r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.DeadLetter)
-		}},
-		batchQuery{`SELECT count(*), coalesce(sum(p.total), 0)::bigint, coalesce(sum(p.unconsumed), 0)::bigint,
-			coalesce(sum(p.processing), 0)::bigint FROM qg_queue_partitions(p_queue => $1, p_now => $2) p`,
-			[]any{name, s.nowArg()}, func(r rowScanner) error {
-				return r.Scan(count, &totals.Total, &totals.Unconsumed, &totals.Processing)
-			}},
-		batchQuery{`SELECT * FROM qg_queue_partitions(p_queue => $1, p_now => $2) p ORDER BY p.name, p.id
-			LIMIT $3 OFFSET $4`, []any{name, s.nowArg(), pg.Limit, pg.Offset}, func(r rowScanner) error {
-			var p mq.PartitionInfo
-			c := &p.Counters
-			if err := r.Scan(&p.ID, &p.Name, &p.CreatedAt, &c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter,
-				&p.Oldest, &p.Newest); err != nil {
+// LabelSummaries groups the queues by task (f.ByTask) or namespace: one page of the labels
+// matching f and how many match.
+func (s *Store) LabelSummaries(ctx context.Context, f mq.LabelFilter) (mq.LabelList, error) {
+	out := mq.LabelList{Labels: []mq.LabelSummary{}}
+	a := listLabelsArgs{ByTask: f.ByTask, Search: nullIfEmpty(f.Search), Sort: f.Sort, Desc: f.Desc,
+		Limit: f.Page.Limit, Offset: f.Page.Offset}
+	err := s.queryBatch(ctx,
+		batchQuery{`SELECT qg_labels_total(p_by_task => $1, p_search => $2)`, []any{a.ByTask, a.Search},
+			scanInto(&out.Total)},
+		batchQuery{sqlListLabels, a.args(), func(r rowScanner) error {
+			var l mq.LabelSummary
+			if err := r.Scan(&l.Label, &l.Queues, &l.Partitions, &l.Total, &l.Pending); err != nil {
 				return err
 			}
-			*parts = append(*parts, p)
+			out.Labels = append(out.Labels, l)
 			return nil
 		}})
 	if err != nil {
-		return d, false, fmt.Errorf("read queue %q: %w", name, err)
+		return mq.LabelList{}, fmt.Errorf("summarise queue labels: %w", err)
 	}
-	return d, found, nil
+	return out, nil
 }
 
 // Overview computes the system summary.

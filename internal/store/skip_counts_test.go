@@ -34,16 +34,16 @@ func TestSkipMarksCountAsConsumed(t *testing.T) {
 	if l.OffsetLag != 3 || l.TimeLag != 0 || l.OldestUnconsumed == nil || !l.OldestUnconsumed.Equal(b.clock.Now()) {
 		t.Fatalf("queue mode lag %+v, want 3 messages and b's age (0 s): a is skipped", l)
 	}
-	d, found, err := b.s.QueueDetail(b.ctx, b.queue, mq.Page{Limit: 100})
+	// The stats job (queue detail, partition listing, status routes, metrics) uses the same
+	// definitions.
+	b.refreshStats()
+	d, found, err := b.s.StatusQueue(b.ctx, b.queue, mq.PartitionPage{Page: mq.Page{Limit: 100}})
 	if err != nil || !found {
 		t.Fatalf("queue detail: %v %v", found, err)
 	}
 	if c := d.Totals; c.Unconsumed != 3 || c.Pending() != 3 || c.Completed() != 1 {
 		t.Fatalf("queue detail totals %+v", c)
 	}
-
-	// The stats job (partition listing, status routes, metrics) uses the same definitions.
-	b.refreshStats()
 	rows, _, _, err := b.s.ListPartitions(b.ctx, mq.PartitionFilter{Queue: b.queue, Sort: "name", Page: mq.Page{Limit: 10}})
 	if err != nil || len(rows) != 2 || rows[1].Name != "p" { // configure made Default
 		t.Fatalf("partitions %+v %v", rows, err)
@@ -89,7 +89,7 @@ func TestSkipMarksCountAsConsumed(t *testing.T) {
 // lagOnP is group's lag on the test queue's partition p (configure also made Default).
 func lagOnP(t *testing.T, b *testBundle, group string) mq.PairLag {
 	t.Helper()
-	pairs, err := b.s.LaggingPairs(b.ctx, 0, mq.Page{Limit: mq.MaxListRows})
+	pairs, err := b.s.LaggingPairs(b.ctx, mq.LagFilter{Sort: "timeLag", Desc: true, Page: mq.Page{Limit: mq.MaxListRows}})
 	if err != nil {
 		t.Fatal(err)
 	}

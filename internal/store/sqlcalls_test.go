@@ -45,6 +45,13 @@ var sqlCalls = []struct {
 	{sqlStreamRegister, streamRegisterArgs{}},
 	{sqlStreamCycle, streamCycleArgs{}},
 	{sqlStreamState, streamStateArgs{}},
+	{sqlQueuesTotal, queuesMatchArgs{}},
+	{sqlListQueues, listQueuesArgs{}},
+	{sqlQueuePartitionPage, queuePartitionPageArgs{}},
+	{sqlConsumerGroups, consumerGroupsArgs{}},
+	{sqlLaggingPairs, laggingPairsArgs{}},
+	{sqlRecordJobRun, recordJobRunArgs{}},
+	{sqlListLabels, listLabelsArgs{}},
 }
 
 var (
