@@ -172,7 +172,7 @@ export const get = (path, query) => (signal) => api(path + qs(query), { signal }
 
 export function Loading({ rows = 3 }) {
   return (
-    <div class="skeleton" aria-busy="true" aria-label="Loading">
+    <div class="skeleton" aria-busy="true" role="status" aria-label="Loading">
       {Array.from({ length: rows }, (_, i) => (
         <div key={i} class="skel-row" />
       ))}
@@ -434,6 +434,8 @@ export function Dialog({ title, onClose, children, wide }) {
     hold(1);
     return () => {
       hold(-1);
+      // Close first: while the modal is open the rest of the page is inert and refuses focus.
+      if (d && d.open) d.close();
       if (opener && opener.focus && document.contains(opener)) opener.focus();
     };
   }, []);

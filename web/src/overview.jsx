@@ -270,11 +270,23 @@ export function QueueDetail({ name, q }) {
       Queue <code>{name}</code> not found (deleted?). <a href="#/queues">Back to the queue list</a>
     </p>
   );
+  // Outside the 404 branch too: after a deletion the page reloads into it and the answer stays.
+  const delDialog = del && (
+    <Confirm
+      title={`Delete queue ${name}`}
+      effect="Removes the queue with every partition, message, consumer cursor, DLQ entry and trace. Later acks of its messages get “Message not found”."
+      confirmLabel="Delete queue"
+      typeName={name}
+      run={() => api('api/v1/resources/queues/' + seg(name), { method: 'DELETE' })}
+      onClose={() => setDel(false)}
+    />
+  );
   if (res.error && res.error.status === 404)
     return (
       <>
         <h1>Queue {name}</h1>
         {notFound}
+        {delDialog}
       </>
     );
   const d = res.data;
@@ -341,16 +353,7 @@ export function QueueDetail({ name, q }) {
         </section>
       </Gate>
       {publish && <Publish queue={name} onClose={() => setPublish(false)} />}
-      {del && (
-        <Confirm
-          title={`Delete queue ${name}`}
-          effect="Removes the queue with every partition, message, consumer cursor, DLQ entry and trace. Later acks of its messages get “Message not found”."
-          confirmLabel="Delete queue"
-          typeName={name}
-          run={() => api('api/v1/resources/queues/' + seg(name), { method: 'DELETE' })}
-          onClose={() => setDel(false)}
-        />
-      )}
+      {delDialog}
     </>
   );
 }
