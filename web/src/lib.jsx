@@ -1,7 +1,7 @@
 // Shared pieces of every page: the fragment router (docs/api/dashboard.md §1), the refresh clock
 // (§4.3), data loading with its states (§1), the role gate, dialogs, tables and formatting.
 import { createContext } from 'preact';
-import { useContext, useEffect, useRef, useState, useCallback } from 'preact/hooks';
+import { useContext, useEffect, useLayoutEffect, useRef, useState, useCallback } from 'preact/hooks';
 import { api, ApiError, emit, on, qs } from './api.js';
 
 // ---- routing ----
@@ -425,7 +425,8 @@ export function useSelection() {
  */
 export function Dialog({ title, onClose, children, wide }) {
   const ref = useRef(null);
-  useEffect(() => {
+  // A layout effect: the dialog opens and takes focus before the next keystroke can land elsewhere.
+  useLayoutEffect(() => {
     const opener = document.activeElement;
     const d = ref.current;
     if (d && !d.open) d.showModal();
