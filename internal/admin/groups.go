@@ -11,27 +11,31 @@ import (
 // queues it touched: at once on this instance, and through the NOTIFY its SQL function sends
 // on every other one, since a seek back or a cleared lease makes messages deliverable again.
 
-// ConsumerGroups lists one page of the (group, queue) pairs, queue mode included.
-func (a *Admin) ConsumerGroups(ctx context.Context, p mq.Page) ([]mq.GroupSummary, error) {
-	return a.store.ConsumerGroups(ctx, bounded(p))
+// ConsumerGroups lists one page of the (group, queue) pairs, queue mode included, filtered and
+// sorted as f says.
+func (a *Admin) ConsumerGroups(ctx context.Context, f mq.GroupFilter) ([]mq.GroupSummary, error) {
+	f.Page = bounded(f.Page)
+	return a.store.ConsumerGroups(ctx, f)
 }
 
-// LaggingPairs lists one page of the (partition, group) pairs at least minLag seconds behind.
-func (a *Admin) LaggingPairs(ctx context.Context, minLag int64, p mq.Page) ([]mq.PairLag, error) {
-	return a.store.LaggingPairs(ctx, minLag, bounded(p))
+// LaggingPairs lists one page of the (partition, group) pairs at least f.MinLag seconds behind.
+func (a *Admin) LaggingPairs(ctx context.Context, f mq.LagFilter) ([]mq.PairLag, error) {
+	f.Page = bounded(f.Page)
+	return a.store.LaggingPairs(ctx, f)
 }
 
-// ConsumerGroupPairs lists one page of a group's cursors on every queue; found is false when
-// the group has no cursor anywhere (a page past the end of a known group is found and empty).
-func (a *Admin) ConsumerGroupPairs(ctx context.Context, group string, p mq.Page) (pairs []mq.PairLag, found bool, err error) {
+// ConsumerGroupPairs lists one page of a group's cursors on every queue, or on queue when it
+// is not empty; found is false when the group has no cursor anywhere (a page past the end, or
+// a queue the group does not consume, is found and empty).
+func (a *Admin) ConsumerGroupPairs(ctx context.Context, group, queue string, p mq.Page) (pairs []mq.PairLag, found bool, err error) {
 	p = bounded(p)
-	if pairs, err = a.store.ConsumerGroupPairs(ctx, group, p); err != nil || len(pairs) > 0 {
+	if pairs, err = a.store.ConsumerGroupPairs(ctx, group, queue, p); err != nil || len(pairs) > 0 {
 		return pairs, err == nil, err
 	}
-	if p.Offset == 0 && p.Limit > 0 {
+	if queue == "" && p.Offset == 0 && p.Limit > 0 {
 		return pairs, false, nil
 	}
-	first, err := a.store.ConsumerGroupPairs(ctx, group, mq.Page{Limit: 1})
+	first, err := a.store.ConsumerGroupPairs(ctx, group, "", mq.Page{Limit: 1})
 	return pairs, len(first) > 0, err
 }
 

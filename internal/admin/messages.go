@@ -82,7 +82,8 @@ func (a *Admin) TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.
 	return traces, total, err
 }
 
-// TraceNames returns a page of trace names, most recently seen first, and how many exist.
-func (a *Admin) TraceNames(ctx context.Context, p mq.Page) ([]mq.TraceName, int64, error) {
-	return a.store.TraceNames(ctx, p)
+// TraceNames returns a page of the trace names holding search (all when empty), most recently
+// seen first, and how many match.
+func (a *Admin) TraceNames(ctx context.Context, search string, p mq.Page) ([]mq.TraceName, int64, error) {
+	return a.store.TraceNames(ctx, search, bounded(p))
 }

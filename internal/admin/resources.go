@@ -8,20 +8,16 @@ import (
 
 // Admin reads and writes of queues (docs/api/admin-api.md §1). Counters are computed live by the store.
 
-// ListQueues lists one page of the queues with their counters, newest first.
-func (a *Admin) ListQueues(ctx context.Context, p mq.Page) ([]mq.QueueSummary, error) {
-	return a.store.QueueSummaries(ctx, bounded(p))
+// ListQueues lists one page of the queues with their counters, filtered and sorted as f says
+// (docs/api/admin-api.md "Listing parameters"; GET /api/v1/resources/queues and /status/queues).
+func (a *Admin) ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueList, error) {
+	f.Page = bounded(f.Page)
+	return a.store.ListQueues(ctx, f)
 }
 
 // LabelSummaries groups the queues by task (byTask) or by namespace: one page, by label.
 func (a *Admin) LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error) {
 	return a.store.LabelSummaries(ctx, byTask, bounded(p))
-}
-
-// QueueDetail returns one queue with one page of its partitions and the totals of all of them;
-// found is false for an unknown queue.
-func (a *Admin) QueueDetail(ctx context.Context, name string, p mq.Page) (mq.QueueDetail, bool, error) {
-	return a.store.QueueDetail(ctx, name, bounded(p))
 }
 
 // bounded is the read side's own guard on a page: never more than mq.MaxListRows rows, whatever

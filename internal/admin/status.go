@@ -22,15 +22,11 @@ func (a *Admin) StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Windo
 	return a.store.StatusOverview(ctx, f, w.SeriesFrom(), w.To, w.BucketMinutes)
 }
 
-// StatusQueues lists queues by name with their counters.
-func (a *Admin) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error) {
-	return a.store.StatusQueues(ctx, namespace, task, limit, offset)
-}
-
-// StatusQueue reads one queue with one page of its partitions; found is false for an unknown
-// queue.
-func (a *Admin) StatusQueue(ctx context.Context, name string, p mq.Page) (q mq.QueueStatus, found bool, err error) {
-	return a.store.StatusQueue(ctx, name, bounded(p))
+// StatusQueue reads one queue with its options, totals and one page of its partitions (both
+// queue detail routes); found is false for an unknown queue.
+func (a *Admin) StatusQueue(ctx context.Context, name string, f mq.PartitionPage) (q mq.QueueStatus, found bool, err error) {
+	f.Page = bounded(f.Page)
+	return a.store.StatusQueue(ctx, name, f)
 }
 
 // StatusQueueMessages lists a queue's messages, newest first; found is false for an unknown queue.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,7 +19,6 @@ const (
 	defaultGroupLimit = 1000 // rows per page of every consumer-group listing
 
 	defaultMinLagSeconds = 3600
-	laggingAfterSeconds  = 300 // a group whose largest time lag exceeds this is Lagging
 )
 
 type groupSummaryJSON struct {
@@ -35,8 +35,22 @@ type groupSummaryJSON struct {
 	SubscriptionCreatedAt msTime   `json:"subscriptionCreatedAt"`
 }
 
+// listConsumerGroups serves GET /api/v1/consumer-groups (dashboard M8): an array still, as
+// Queen's clients read it; a full page means there may be more.
 func (s *Server) listConsumerGroups(w http.ResponseWriter, r *http.Request) {
-	groups, err := s.read.ConsumerGroups(r.Context(), listPage(r.URL.Query(), defaultGroupLimit))
+	q := r.URL.Query()
+	key, desc, msg := listSort(q, mq.GroupSortKeys, "name")
+	state := queryFilter(q, "state")
+	if msg == "" && state != "" && !slices.Contains(mq.GroupStates, state) {
+		msg = "Invalid state: " + state
+	}
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	f := mq.GroupFilter{Queue: queryFilter(q, "queue"), Group: queryFilter(q, "group"), Search: queryFilter(q, "search"),
+		State: state, Sort: key, Desc: desc, Page: listPage(q, defaultGroupLimit)}
+	groups, err := s.read.ConsumerGroups(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -45,13 +59,7 @@ func (s *Server) listConsumerGroups(w http.ResponseWriter, r *http.Request) {
 }
 
 func groupSummary(g mq.GroupSummary) groupSummaryJSON {
-	state := "Dead"
-	switch {
-	case g.MaxTimeLag > laggingAfterSeconds:
-		state = "Lagging"
-	case g.EverConsumed:
-		state = "Stable"
-	}
+	state := g.State
 	return groupSummaryJSON{Name: g.Group, Topics: []string{g.Queue}, QueueName: g.Queue, Members: g.Members,
 		PartitionsWithLag: g.PartitionsWithLag, TotalLag: g.TotalLag, MaxTimeLag: g.MaxTimeLag, State: state,
 		SubscriptionMode: g.SubscriptionMode, SubscriptionTimestamp: msOpt(g.SubscriptionTimestamp),
@@ -71,9 +79,12 @@ type laggingPairJSON struct {
 	LastConsumedAt     msTime  `json:"last_consumed_at"`
 }
 
+// laggingConsumers serves GET /api/v1/consumer-groups/lagging (dashboard M8: queue, group,
+// sort, order; minLagSeconds=0 lists every pair, for the lag heatmap).
 func (s *Server) laggingConsumers(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
 	minLag := int64(defaultMinLagSeconds)
-	if v, ok := queryString(r.URL.Query(), "minLagSeconds"); ok {
+	if v, ok := queryString(q, "minLagSeconds"); ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if errors.Is(err, strconv.ErrRange) && n > 0 {
 			// Digits beyond 64 bits still spell a non-negative integer: above the maximum.
@@ -85,7 +96,13 @@ func (s *Server) laggingConsumers(w http.ResponseWriter, r *http.Request) {
 		}
 		minLag = min(n, maxMinLagSeconds)
 	}
-	pairs, err := s.read.LaggingPairs(r.Context(), minLag, listPage(r.URL.Query(), defaultGroupLimit))
+	key, desc, msg := listSort(q, mq.LagSortKeys, "timeLag")
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	pairs, err := s.read.LaggingPairs(r.Context(), mq.LagFilter{MinLag: minLag, Queue: queryFilter(q, "queue"),
+		Group: queryFilter(q, "group"), Sort: key, Desc: desc, Page: listPage(q, defaultGroupLimit)})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -113,7 +130,9 @@ type groupQueueJSON struct {
 }
 
 func (s *Server) consumerGroupDetail(w http.ResponseWriter, r *http.Request) {
-	pairs, found, err := s.read.ConsumerGroupPairs(r.Context(), PathParam(r, "group"), listPage(r.URL.Query(), defaultGroupLimit))
+	q := r.URL.Query()
+	pairs, found, err := s.read.ConsumerGroupPairs(r.Context(), PathParam(r, "group"), queryFilter(q, "queue"),
+		listPage(q, defaultGroupLimit))
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -24,6 +25,7 @@ func counters(c mq.Counters) countersJSON {
 		DeadLetter: c.DeadLetter}
 }
 
+// queueSummaryJSON is the queue row of both queue listings (docs/api/admin-api.md §1).
 type queueSummaryJSON struct {
 	ID         string `json:"id"`
 	Name       string `json:"name"`
@@ -36,23 +38,44 @@ type queueSummaryJSON struct {
 		Pending    int64 `json:"pending"`
 		Processing int64 `json:"processing"`
 	} `json:"messages"`
+	DeadLetter int64 `json:"deadLetter"`
+	MaxTimeLag int64 `json:"maxTimeLag"`
 }
 
 // Default page sizes of the resource listings (docs/api/admin-api.md, Listing parameters).
 const (
-	defaultQueueLimit     = 1000
-	defaultLabelLimit     = 1000
-	defaultPartitionLimit = 1000
+	defaultQueueLimit       = 1000
+	defaultStatusQueueLimit = 100
+	defaultLabelLimit       = 1000
+	defaultPartitionLimit   = 1000
 )
 
 func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) {
-	page := listPage(r.URL.Query(), defaultQueueLimit)
-	qs, err := s.read.ListQueues(r.Context(), page)
+	s.queueListing(w, r, "createdAt", defaultQueueLimit)
+}
+
+// queueListing answers both queue listings (GET /api/v1/resources/queues, GET
+// /api/v1/status/queues; dashboard M6), which differ only in their default sort and page.
+func (s *Server) queueListing(w http.ResponseWriter, r *http.Request, defSort string, defLimit int) {
+	q := r.URL.Query()
+	key, desc, msg := listSort(q, mq.QueueSortKeys, defSort)
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	f := mq.QueueListFilter{Namespace: queryFilter(q, "namespace"), Task: queryFilter(q, "task"),
+		Search: queryFilter(q, "search"), Sort: key, Desc: desc, Page: listPage(q, defLimit)}
+	l, err := s.read.ListQueues(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"queues": queueSummaries(qs), "pagination": pagination(page)})
+	writeJSON(w, http.StatusOK, struct {
+		Queues     []queueSummaryJSON `json:"queues"`
+		Total      int64              `json:"total"`
+		Pagination pageJSON           `json:"pagination"`
+		StatsAge   *int64             `json:"statsAge"`
+	}{queueSummaries(l.Queues), l.Total, pagination(f.Page), s.statsAge(l.StatsAt)})
 }
 
 type partitionDetailJSON struct {
@@ -62,6 +85,8 @@ type partitionDetailJSON struct {
 	Stats         countersJSON `json:"stats"`
 	OldestMessage msTime       `json:"oldestMessage"`
 	NewestMessage msTime       `json:"newestMessage"`
+	LastActivity  msTime       `json:"lastActivity"`
+	MaxTimeLag    int64        `json:"maxTimeLag"`
 }
 
 type queueDetailJSON struct {
@@ -70,37 +95,41 @@ type queueDetailJSON struct {
 	Namespace  string                `json:"namespace"`
 	Task       string                `json:"task"`
 	CreatedAt  msTime                `json:"createdAt"`
+	Options    mq.QueueOptions       `json:"options"`
 	Partitions []partitionDetailJSON `json:"partitions"`
-	// PartitionCount counts every partition of the queue; Partitions is one page of them.
+	// PartitionCount counts the partitions matching search; Partitions is one page of them.
 	PartitionCount int64        `json:"partitionCount"`
 	Pagination     pageJSON     `json:"pagination"`
 	Totals         countersJSON `json:"totals"`
 }
 
+// partitionPage reads the paging, search and sort of a queue's partitions (docs/api/admin-api.md
+// §1, §5.2; dashboard M7): by name ascending and 1,000 a page by default. msg is the 400 text.
+func partitionPage(q url.Values) (mq.PartitionPage, string) {
+	key, desc, msg := listSort(q, mq.QueuePartitionSortKeys, "name")
+	return mq.PartitionPage{Search: queryFilter(q, "search"), Sort: key, Desc: desc,
+		Page: listPage(q, defaultPartitionLimit)}, msg
+}
+
+// queueDetail serves GET /api/v1/resources/queues/:queue (dashboard M7, M9).
 func (s *Server) queueDetail(w http.ResponseWriter, r *http.Request) {
-	page := listPage(r.URL.Query(), defaultPartitionLimit)
-	d, found, err := s.read.QueueDetail(r.Context(), PathParam(r, "queue"), page)
-	if err != nil {
-		s.fail(w, r, err)
+	f, msg := partitionPage(r.URL.Query())
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	if !found {
-		writeError(w, http.StatusNotFound, "Queue not found")
+	q, found, err := s.read.StatusQueue(r.Context(), PathParam(r, "queue"), f)
+	if !s.queueFound(w, r, found, err) {
 		return
 	}
-	q := d.Queue
 	out := queueDetailJSON{ID: q.ID, Name: q.Name, Namespace: q.Namespace, Task: q.Task, CreatedAt: msTime(q.CreatedAt),
-		Partitions: make([]partitionDetailJSON, len(d.Partitions)), PartitionCount: d.PartitionCount,
-		Pagination: pagination(page)}
-	for i, p := range d.Partitions {
+		Options: q.Options, Partitions: make([]partitionDetailJSON, len(q.Partitions)), PartitionCount: q.PartitionCount,
+		Pagination: pagination(f.Page), Totals: counters(q.Totals)}
+	for i, p := range q.Partitions {
 		out.Partitions[i] = partitionDetailJSON{ID: p.ID, Name: p.Name, CreatedAt: msTime(p.CreatedAt),
-			Stats: counters(p.Counters), OldestMessage: msOpt(p.Oldest), NewestMessage: msOpt(p.Newest)}
+			Stats: counters(p.Counters), OldestMessage: msOpt(p.Oldest), NewestMessage: msOpt(p.Newest),
+			LastActivity: msOpt(p.LastActivity), MaxTimeLag: p.MaxTimeLag}
 	}
-	// The totals cover every partition, not only this page. DLQ entries can outlive their
-	// partition, so the queue's own count is the total.
-	sum := d.Totals
-	sum.DeadLetter = q.DeadLetter
-	out.Totals = counters(sum)
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -36,9 +36,10 @@ func TestAdminQueuesList(t *testing.T) {
 	b.admPushKeys("p2", "c")
 	b.admAckAll(b.admPop("p1", "", 1), "completed", "") // a: completed
 	b.admPop("p1", "", 1)                               // b: leased, so processing
+	b.lsRefresh()                                       // counters come from the stats job
 
 	q, at := admQueueOf(b, b.queue)
-	admShape(t, q, "id", "name", "namespace", "task", "createdAt", "partitions", "messages")
+	admShape(t, q, "id", "name", "namespace", "task", "createdAt", "partitions", "messages", "deadLetter", "maxTimeLag")
 	admTime(t, q["createdAt"])
 	if q["namespace"] != b.queue || q["task"] != "" || admNum(t, q["partitions"]) != 2 {
 		t.Fatalf("queue %v", q)
@@ -67,9 +68,10 @@ func TestAdminQueueDetail(t *testing.T) {
 	b.admAckAll(a, "completed", "")
 	b.admAckAll(b.admPop("p1", "", 1), "dlq", "") // b: dead-lettered, so consumed
 	c := b.admPop("p1", "", 1)                    // c: processing
+	b.lsRefresh()                                 // counters come from the stats job
 
 	d := admGet(b, "/api/v1/resources/queues/"+url.PathEscape(b.queue))
-	admShape(t, d, "id", "name", "namespace", "task", "createdAt", "partitions", "partitionCount", "pagination", "totals")
+	admShape(t, d, "id", "name", "namespace", "task", "createdAt", "options", "partitions", "partitionCount", "pagination", "totals")
 	if d["name"] != b.queue || d["namespace"] != b.queue || d["task"] != "" {
 		t.Fatalf("detail %v", d)
 	}
@@ -79,7 +81,7 @@ func TestAdminQueueDetail(t *testing.T) {
 	}
 	wantStats := map[string][6]int64{"Default": {}, "p1": {3, 0, 1, 2, 0, 1}, "p2": {1, 1, 0, 0, 0, 0}}
 	for _, p := range parts {
-		admShape(t, p, "id", "name", "createdAt", "stats", "oldestMessage", "newestMessage")
+		admShape(t, p, "id", "name", "createdAt", "stats", "oldestMessage", "newestMessage", "lastActivity", "maxTimeLag")
 		admCounters(t, p["stats"], wantStats[p["name"].(string)])
 		if p["name"] == "Default" && (p["oldestMessage"] != nil || p["newestMessage"] != nil) {
 			t.Fatalf("empty partition %v: oldest and newest must be null", p)

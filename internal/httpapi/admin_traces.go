@@ -175,8 +175,9 @@ type traceNameJSON struct {
 }
 
 func (s *Server) traceNames(w http.ResponseWriter, r *http.Request) {
-	page := listPage(r.URL.Query(), defaultTraceNamesLimit)
-	names, total, err := s.read.TraceNames(r.Context(), page)
+	q := r.URL.Query()
+	page := listPage(q, defaultTraceNamesLimit)
+	names, total, err := s.read.TraceNames(r.Context(), queryFilter(q, "search"), page)
 	if err != nil {
 		s.fail(w, r, err)
 		return

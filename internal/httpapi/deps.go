@@ -31,9 +31,8 @@ type ReadSide interface {
 
 	// Listings answer one page (docs/api/admin-api.md, Listing parameters): at most
 	// mq.MaxListRows rows, cut in the database.
-	ListQueues(ctx context.Context, p mq.Page) ([]mq.QueueSummary, error)
+	ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueList, error)
 	LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error)
-	QueueDetail(ctx context.Context, name string, p mq.Page) (mq.QueueDetail, bool, error)
 	Overview(ctx context.Context) (mq.Overview, error)
 	DeleteQueue(ctx context.Context, name string) (existed bool, err error)
 
@@ -52,19 +51,20 @@ type ReadSide interface {
 	AddTrace(ctx context.Context, t mq.TraceRecord) (id string, found bool, err error)
 	MessageTraces(ctx context.Context, partitionID, transactionID string) ([]mq.Trace, error)
 	TracesByName(ctx context.Context, name string, p mq.Page) ([]mq.NamedTrace, int64, error)
-	TraceNames(ctx context.Context, p mq.Page) ([]mq.TraceName, int64, error)
+	// TraceNames lists the names holding search (dashboard M11; "": all).
+	TraceNames(ctx context.Context, search string, p mq.Page) ([]mq.TraceName, int64, error)
 
-	ConsumerGroups(ctx context.Context, p mq.Page) ([]mq.GroupSummary, error)
-	LaggingPairs(ctx context.Context, minLag int64, p mq.Page) ([]mq.PairLag, error)
-	ConsumerGroupPairs(ctx context.Context, group string, p mq.Page) ([]mq.PairLag, bool, error)
+	ConsumerGroups(ctx context.Context, f mq.GroupFilter) ([]mq.GroupSummary, error)
+	LaggingPairs(ctx context.Context, f mq.LagFilter) ([]mq.PairLag, error)
+	ConsumerGroupPairs(ctx context.Context, group, queue string, p mq.Page) ([]mq.PairLag, bool, error)
 	DeleteConsumerGroup(ctx context.Context, group, queue string, metadata bool) (int, error)
 	SetSubscriptionTimestamp(ctx context.Context, group string, ts time.Time) (int, error)
 	SeekQueue(ctx context.Context, group, queue string, ts *time.Time) (updated int, found bool, err error)
 	SeekPartition(ctx context.Context, group, queue, partition string) (movedTo *string, found bool, err error)
 
 	StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Window) (mq.StatusOverview, error)
-	StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error)
-	StatusQueue(ctx context.Context, name string, p mq.Page) (q mq.QueueStatus, found bool, err error)
+	// StatusQueue feeds both queue detail routes (/resources/queues/:queue, /status/queues/:queue).
+	StatusQueue(ctx context.Context, name string, f mq.PartitionPage) (q mq.QueueStatus, found bool, err error)
 	StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]mq.QueueMessage, bool, error)
 	MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, start, to time.Time) ([]mq.CountPoint, error)
 	WorkerSeries(ctx context.Context, w mq.Window, hostname, workerID string) ([]mq.WorkerPoint, error)

@@ -16,14 +16,6 @@ import (
 // a query do, and would otherwise reach the database.
 type nulGuard struct{ ReadSide }
 
-// QueueDetail implements ReadSide.
-func (g nulGuard) QueueDetail(ctx context.Context, name string, p mq.Page) (mq.QueueDetail, bool, error) {
-	if hasNUL(name) {
-		return mq.QueueDetail{}, false, nil
-	}
-	return g.ReadSide.QueueDetail(ctx, name, p)
-}
-
 // DeleteQueue implements ReadSide.
 func (g nulGuard) DeleteQueue(ctx context.Context, name string) (bool, error) {
 	if hasNUL(name) {
@@ -107,12 +99,40 @@ func (g nulGuard) TracesByName(ctx context.Context, name string, p mq.Page) ([]m
 	return g.ReadSide.TracesByName(ctx, name, p)
 }
 
-// ConsumerGroupPairs implements ReadSide.
-func (g nulGuard) ConsumerGroupPairs(ctx context.Context, group string, p mq.Page) ([]mq.PairLag, bool, error) {
+// ConsumerGroupPairs implements ReadSide. A queue naming nothing keeps no row, and the group
+// is still found when it has cursors elsewhere.
+func (g nulGuard) ConsumerGroupPairs(ctx context.Context, group, queue string, p mq.Page) ([]mq.PairLag, bool, error) {
 	if hasNUL(group) {
 		return nil, false, nil
 	}
-	return g.ReadSide.ConsumerGroupPairs(ctx, group, p)
+	if hasNUL(queue) {
+		queue, p.Limit = "", 0
+	}
+	return g.ReadSide.ConsumerGroupPairs(ctx, group, queue, p)
+}
+
+// TraceNames implements ReadSide.
+func (g nulGuard) TraceNames(ctx context.Context, search string, p mq.Page) ([]mq.TraceName, int64, error) {
+	if hasNUL(search) {
+		return nil, 0, nil
+	}
+	return g.ReadSide.TraceNames(ctx, search, p)
+}
+
+// ConsumerGroups implements ReadSide.
+func (g nulGuard) ConsumerGroups(ctx context.Context, f mq.GroupFilter) ([]mq.GroupSummary, error) {
+	if hasNUL(f.Queue, f.Group, f.Search) {
+		return nil, nil
+	}
+	return g.ReadSide.ConsumerGroups(ctx, f)
+}
+
+// LaggingPairs implements ReadSide.
+func (g nulGuard) LaggingPairs(ctx context.Context, f mq.LagFilter) ([]mq.PairLag, error) {
+	if hasNUL(f.Queue, f.Group) {
+		return nil, nil
+	}
+	return g.ReadSide.LaggingPairs(ctx, f)
 }
 
 // DeleteConsumerGroup implements ReadSide.
@@ -155,20 +175,26 @@ func (g nulGuard) StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Win
 	return g.ReadSide.StatusOverview(ctx, f, w)
 }
 
-// StatusQueues implements ReadSide.
-func (g nulGuard) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error) {
-	if hasNUL(namespace, task) {
-		return nil, nil
+// ListQueues implements ReadSide.
+func (g nulGuard) ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueList, error) {
+	if hasNUL(f.Namespace, f.Task, f.Search) {
+		return mq.QueueList{Queues: []mq.QueueSummary{}}, nil
 	}
-	return g.ReadSide.StatusQueues(ctx, namespace, task, limit, offset)
+	return g.ReadSide.ListQueues(ctx, f)
 }
 
 // StatusQueue implements ReadSide.
-func (g nulGuard) StatusQueue(ctx context.Context, name string, p mq.Page) (mq.QueueStatus, bool, error) {
+func (g nulGuard) StatusQueue(ctx context.Context, name string, f mq.PartitionPage) (mq.QueueStatus, bool, error) {
 	if hasNUL(name) {
 		return mq.QueueStatus{}, false, nil
 	}
-	return g.ReadSide.StatusQueue(ctx, name, p)
+	if hasNUL(f.Search) {
+		f.Search, f.Page.Limit = "", 0 // the queue still answers; no partition matches
+		q, found, err := g.ReadSide.StatusQueue(ctx, name, f)
+		q.PartitionCount = 0
+		return q, found, err
+	}
+	return g.ReadSide.StatusQueue(ctx, name, f)
 }
 
 // StatusQueueMessages implements ReadSide.

@@ -244,16 +244,9 @@ func perRequest(messages, requests int64) float64 {
 	return float64(messages) / float64(requests)
 }
 
-// statusQueues serves GET /api/v1/status/queues.
+// statusQueues serves GET /api/v1/status/queues: the queue listing, by name, 100 a page.
 func (s *Server) statusQueues(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	page := listPage(q, 100)
-	qs, err := s.read.StatusQueues(r.Context(), queryFilter(q, "namespace"), queryFilter(q, "task"), page.Limit, page.Offset)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"queues": queueSummaries(qs), "pagination": pagination(page)})
+	s.queueListing(w, r, "name", defaultStatusQueueLimit)
 }
 
 // queueSummaries renders queues as the resource and status listings show them.
@@ -263,6 +256,7 @@ func queueSummaries(qs []mq.QueueSummary) []queueSummaryJSON {
 		o := &out[i]
 		o.ID, o.Name, o.Namespace, o.Task, o.CreatedAt, o.Partitions = q.ID, q.Name, q.Namespace, q.Task, msTime(q.CreatedAt), q.Partitions
 		o.Messages.Total, o.Messages.Pending, o.Messages.Processing = q.Total, q.Pending, q.Processing
+		o.DeadLetter, o.MaxTimeLag = q.DeadLetter, q.MaxTimeLag
 	}
 	return out
 }
@@ -283,6 +277,7 @@ type statusPartitionJSON struct {
 	LastActivity  msTime `json:"lastActivity"`
 	OldestMessage msTime `json:"oldestMessage"`
 	NewestMessage msTime `json:"newestMessage"`
+	MaxTimeLag    int64  `json:"maxTimeLag"`
 }
 
 type statusQueueJSON struct {
@@ -303,7 +298,7 @@ type statusQueueJSON struct {
 		} `json:"config"`
 	} `json:"queue"`
 	Partitions []statusPartitionJSON `json:"partitions"`
-	// PartitionCount counts every partition of the queue; Partitions is one page of them.
+	// PartitionCount counts the partitions matching search; Partitions is one page of them.
 	PartitionCount int64    `json:"partitionCount"`
 	Pagination     pageJSON `json:"pagination"`
 	Totals         struct {
@@ -312,10 +307,16 @@ type statusQueueJSON struct {
 	} `json:"totals"`
 }
 
-// statusQueue serves GET /api/v1/status/queues/:queue; includePartitions is ignored.
+// statusQueue serves GET /api/v1/status/queues/:queue (dashboard M7); includePartitions is
+// ignored.
 func (s *Server) statusQueue(w http.ResponseWriter, r *http.Request) {
-	page := listPage(r.URL.Query(), defaultPartitionLimit)
-	q, found, err := s.read.StatusQueue(r.Context(), PathParam(r, "queue"), page)
+	f, msg := partitionPage(r.URL.Query())
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	page := f.Page
+	q, found, err := s.read.StatusQueue(r.Context(), PathParam(r, "queue"), f)
 	if !s.queueFound(w, r, found, err) {
 		return
 	}
@@ -332,6 +333,7 @@ func (s *Server) statusQueue(w http.ResponseWriter, r *http.Request) {
 		o.Stats.ConsumerGroups, o.Stats.ActiveLeases = p.ConsumerGroups, p.ActiveLeases
 		o.Cursor.TotalConsumed, o.Cursor.BatchesConsumed = p.Consumed, p.Batches
 		o.LastActivity, o.OldestMessage, o.NewestMessage = msOpt(p.LastActivity), msOpt(p.Oldest), msOpt(p.Newest)
+		o.MaxTimeLag = p.MaxTimeLag
 	}
 	out.Totals.Messages = counters(q.Totals)
 	out.Totals.countersJSON = out.Totals.Messages

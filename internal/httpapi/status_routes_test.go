@@ -95,7 +95,7 @@ func TestStatusQueueRoutes(t *testing.T) {
 	b.stSeed()
 	b.stRefresh()
 
-	list := admShape(t, stGet[obj](b, "/api/v1/status/queues", http.StatusOK), "queues", "pagination")
+	list := admShape(t, stGet[obj](b, "/api/v1/status/queues", http.StatusOK), "queues", "total", "pagination", "statsAge")
 	if p := admShape(t, list["pagination"], "limit", "offset"); p["limit"] != 100.0 || p["offset"] != 0.0 {
 		t.Errorf("pagination %v", p)
 	}
@@ -103,8 +103,8 @@ func TestStatusQueueRoutes(t *testing.T) {
 	if len(qs) != 1 {
 		t.Fatalf("queues %v", qs)
 	}
-	q := admShape(t, qs[0], "id", "name", "namespace", "task", "createdAt", "partitions", "messages")
-	if q["name"] != b.queue || q["partitions"] != 2.0 || !admEqualJSON(q["messages"], `{"total":4,"pending":1,"processing":1}`) {
+	q := admShape(t, qs[0], "id", "name", "namespace", "task", "createdAt", "partitions", "messages", "deadLetter", "maxTimeLag")
+	if q["name"] != b.queue || q["partitions"] != 2.0 || list["total"] != 1.0 || !admEqualJSON(q["messages"], `{"total":4,"pending":1,"processing":1}`) {
 		t.Errorf("queue summary %v", q)
 	}
 	if qs := admList(t, stGet[obj](b, "/api/v1/status/queues?namespace=other", http.StatusOK)["queues"]); len(qs) != 0 {
@@ -127,7 +127,7 @@ func TestStatusQueueRoutes(t *testing.T) {
 		t.Fatalf("partitions %v", names)
 	}
 	p := admShape(t, parts[0], "id", "name", "createdAt", "messages", "stats", "cursor", "lastActivity",
-		"oldestMessage", "newestMessage")
+		"oldestMessage", "newestMessage", "maxTimeLag")
 	admCounters(t, p["messages"], [6]int64{3, 1, 1, 1, 0, 0})
 	if !admEqualJSON(p["stats"], `{"consumerGroups":1,"activeLeases":1}`) ||
 		!admEqualJSON(p["cursor"], `{"totalConsumed":1,"batchesConsumed":0}`) || p["oldestMessage"] == nil {

@@ -10,6 +10,7 @@ type GroupSummary struct {
 	TotalLag              int64
 	MaxTimeLag            int64 // seconds
 	EverConsumed          bool
+	State                 string // Stable, Lagging or Dead
 	SubscriptionMode      *string
 	SubscriptionTimestamp *time.Time
 	SubscriptionCreatedAt *time.Time

@@ -20,13 +20,16 @@ func (c Counters) Add(o Counters) Counters {
 	return Counters{c.Total + o.Total, c.Unconsumed + o.Unconsumed, c.Processing + o.Processing, c.DeadLetter + o.DeadLetter}
 }
 
-// QueueSummary is one queue of a queue listing.
+// QueueSummary is one queue of a queue listing. The counters, DeadLetter (DLQ entries of the
+// queue) and MaxTimeLag (seconds, the largest time lag of any pair below it) come from the
+// stats job.
 type QueueSummary struct {
 	ID, Name, Namespace, Task string
 	CreatedAt                 time.Time
 	Partitions                int64
 	Total, Pending            int64
 	Processing                int64
+	DeadLetter, MaxTimeLag    int64
 }
 
 // LabelSummary is one namespace or task of the resource listings.
@@ -41,24 +44,6 @@ type QueueInfo struct {
 	ID, Name, Namespace, Task string
 	CreatedAt                 time.Time
 	DeadLetter                int64
-}
-
-// QueueDetail is one queue with one page of its partitions, and the counters and number of
-// all of them, so the page is bounded while the totals still cover the whole queue.
-type QueueDetail struct {
-	Queue          QueueInfo
-	Partitions     []PartitionInfo
-	Totals         Counters
-	PartitionCount int64
-}
-
-// PartitionInfo is one partition of a queue with its counters and the createdAt of its first
-// and last stored message (nil when empty).
-type PartitionInfo struct {
-	ID, Name       string
-	CreatedAt      time.Time
-	Counters       Counters
-	Oldest, Newest *time.Time
 }
 
 // Lag summarises a lag measure over every (partition, consumer) pair.

@@ -65,9 +65,10 @@ type QueueStatus struct {
 	LeaseTime, RetryLimit     int
 	RetryDelay, TTL, MaxSize  int
 	DeadLetterQueue           bool
-	Totals                    Counters
+	Options                   QueueOptions      // all 16, as configure answers them
+	Totals                    Counters          // the whole queue
 	Partitions                []PartitionStatus // one page
-	PartitionCount            int64             // all of the queue's partitions
+	PartitionCount            int64             // the queue's partitions matching the search
 }
 
 // PartitionStatus is one partition with its counters.
@@ -79,6 +80,7 @@ type PartitionStatus struct {
 	Consumed, Batches            int64
 	LastActivity                 *time.Time
 	Oldest, Newest               *time.Time
+	MaxTimeLag                   int64 // s, the largest time lag of any pair on the partition
 }
 
 // QueueMessage is a stored message in the status message listing.

@@ -8,15 +8,50 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
+const (
+	sqlConsumerGroups = `SELECT * FROM qg_consumer_groups(p_queue => $1, p_group => $2, p_search => $3, p_state => $4,
+		p_sort => $5, p_desc => $6, p_limit => $7, p_offset => $8, p_now => $9)`
+	sqlLaggingPairs = `SELECT * FROM qg_lagging_pairs(p_min_lag => $1, p_queue => $2, p_group => $3, p_sort => $4,
+		p_desc => $5, p_limit => $6, p_offset => $7, p_now => $8)`
+)
+
+// consumerGroupsArgs are the parameters of qg_consumer_groups.
+type consumerGroupsArgs struct {
+	Queue, Group, Search, State any // filters, nil: any
+	Sort                        string
+	Desc                        bool
+	Limit, Offset               int
+	Now                         any
+}
+
+func (a consumerGroupsArgs) args() []any {
+	return []any{a.Queue, a.Group, a.Search, a.State, a.Sort, a.Desc, a.Limit, a.Offset, a.Now}
+}
+
+// laggingPairsArgs are the parameters of qg_lagging_pairs.
+type laggingPairsArgs struct {
+	MinLag        int64
+	Queue, Group  any // filters, nil: any
+	Sort          string
+	Desc          bool
+	Limit, Offset int
+	Now           any
+}
+
+func (a laggingPairsArgs) args() []any {
+	return []any{a.MinLag, a.Queue, a.Group, a.Sort, a.Desc, a.Limit, a.Offset, a.Now}
+}
+
 // ConsumerGroups lists one page of the (group, queue) pairs known from cursors or
-// registrations, by group then queue. The page is cut in the database, so the answer stays
-// bounded however many pairs exist (docs/api/admin-api.md, Listing parameters).
-func (s *Store) ConsumerGroups(ctx context.Context, p mq.Page) ([]mq.GroupSummary, error) {
-	out, err := queryAll(ctx, s, `SELECT * FROM qg_consumer_groups(p_now => $1) g
-		ORDER BY g.consumer_group, g.queue_name LIMIT $2 OFFSET $3`, []any{s.nowArg(), p.Limit, p.Offset},
+// registrations, filtered and sorted in the database, so the answer stays bounded however
+// many pairs exist (docs/api/admin-api.md, Listing parameters).
+func (s *Store) ConsumerGroups(ctx context.Context, f mq.GroupFilter) ([]mq.GroupSummary, error) {
+	a := consumerGroupsArgs{Queue: nullIfEmpty(f.Queue), Group: nullIfEmpty(f.Group), Search: nullIfEmpty(f.Search),
+		State: nullIfEmpty(f.State), Sort: f.Sort, Desc: f.Desc, Limit: f.Page.Limit, Offset: f.Page.Offset, Now: s.nowArg()}
+	out, err := queryAll(ctx, s, sqlConsumerGroups, a.args(),
 		func(r rowScanner, g *mq.GroupSummary) error {
 			return r.Scan(&g.Group, &g.Queue, &g.Members, &g.PartitionsWithLag, &g.TotalLag, &g.MaxTimeLag,
-				&g.EverConsumed, &g.SubscriptionMode, &g.SubscriptionTimestamp, &g.SubscriptionCreatedAt)
+				&g.EverConsumed, &g.State, &g.SubscriptionMode, &g.SubscriptionTimestamp, &g.SubscriptionCreatedAt)
 		})
 	if err != nil {
 		return nil, fmt.Errorf("list consumer groups: %w", err)
@@ -24,12 +59,12 @@ func (s *Store) ConsumerGroups(ctx context.Context, p mq.Page) ([]mq.GroupSummar
 	return out, nil
 }
 
-// LaggingPairs lists one page of the pairs whose time lag is at least minLag seconds, most
-// lagging first (ties by queue, partition, group).
-func (s *Store) LaggingPairs(ctx context.Context, minLag int64, p mq.Page) ([]mq.PairLag, error) {
-	out, err := queryAll(ctx, s, `SELECT * FROM qg_lagging_pairs(p_min_lag => $1, p_now => $2) l
-		ORDER BY l.time_lag DESC, l.queue_name, l.partition_name, l.consumer_group LIMIT $3 OFFSET $4`,
-		[]any{minLag, s.nowArg(), p.Limit, p.Offset},
+// LaggingPairs lists one page of the pairs whose time lag is at least f.MinLag seconds, in
+// f's order (ties by queue, partition, group).
+func (s *Store) LaggingPairs(ctx context.Context, f mq.LagFilter) ([]mq.PairLag, error) {
+	a := laggingPairsArgs{MinLag: f.MinLag, Queue: nullIfEmpty(f.Queue), Group: nullIfEmpty(f.Group), Sort: f.Sort,
+		Desc: f.Desc, Limit: f.Page.Limit, Offset: f.Page.Offset, Now: s.nowArg()}
+	out, err := queryAll(ctx, s, sqlLaggingPairs, a.args(),
 		func(r rowScanner, p *mq.PairLag) error {
 			return r.Scan(&p.Group, &p.Queue, &p.Partition, &p.PartitionID, &p.LeaseID, &p.OffsetLag, &p.TimeLag,
 				&p.OldestUnconsumed, &p.LastConsumed)
@@ -40,11 +75,12 @@ func (s *Store) LaggingPairs(ctx context.Context, minLag int64, p mq.Page) ([]mq
 	return out, nil
 }
 
-// ConsumerGroupPairs lists one page of a group's cursors on every queue, by queue and
-// partition name; none on the first page means the group is unknown.
-func (s *Store) ConsumerGroupPairs(ctx context.Context, group string, pg mq.Page) ([]mq.PairLag, error) {
-	out, err := queryAll(ctx, s, `SELECT * FROM qg_consumer_group_detail(p_group => $1, p_now => $2) d
-		ORDER BY d.queue_name, d.partition_name LIMIT $3 OFFSET $4`, []any{group, s.nowArg(), pg.Limit, pg.Offset},
+// ConsumerGroupPairs lists one page of a group's cursors on every queue (or on queue), by
+// queue and partition name; none on the first page means the group is unknown there.
+func (s *Store) ConsumerGroupPairs(ctx context.Context, group, queue string, pg mq.Page) ([]mq.PairLag, error) {
+	out, err := queryAll(ctx, s, `SELECT * FROM qg_consumer_group_detail(p_group => $1, p_queue => $2, p_now => $3) d
+		ORDER BY d.queue_name, d.partition_name LIMIT $4 OFFSET $5`,
+		[]any{group, nullIfEmpty(queue), s.nowArg(), pg.Limit, pg.Offset},
 		func(r rowScanner, p *mq.PairLag) error {
 			p.Group = group
 			return r.Scan(&p.Queue, &p.Partition, &p.LeaseID, &p.LastConsumed, &p.TotalConsumed, &p.OffsetLag, &p.TimeLag)

@@ -7,19 +7,6 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// QueueSummaries lists every queue with live counters, newest first.
-func (s *Store) QueueSummaries(ctx context.Context, p mq.Page) ([]mq.QueueSummary, error) {
-	out, err := queryAll(ctx, s, `SELECT * FROM qg_queue_summaries(p_now => $1) q
-		ORDER BY q.created_at DESC, q.id LIMIT $2 OFFSET $3`, []any{s.nowArg(), p.Limit, p.Offset},
-		func(r rowScanner, q *mq.QueueSummary) error {
-			return r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.Partitions, &q.Total, &q.Pending, &q.Processing)
-		})
-	if err != nil {
-		return nil, fmt.Errorf("list queues: %w", err)
-	}
-	return out, nil
-}
-
 // LabelSummaries groups the queues by task (byTask) or namespace: one page, by label.
 func (s *Store) LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error) {
 	out, err := queryAll(ctx, s, `SELECT * FROM qg_label_summaries(p_by_task => $1, p_now => $2) l
@@ -31,37 +18,6 @@ func (s *Store) LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]m
 		return nil, fmt.Errorf("summarise queue labels: %w", err)
 	}
 	return out, nil
-}
-
-// QueueDetail returns one queue, one page of its partitions (by name) and the counters of all
-// of them (totals, partition count); found is false when there is no such queue.
-func (s *Store) QueueDetail(ctx context.Context, name string, pg mq.Page) (d mq.QueueDetail, found bool, err error) {
-	q, parts, totals, count := &d.Queue, &d.Partitions, &d.Totals, &d.PartitionCount
-	err = s.queryBatch(ctx,
-		batchQuery{"SELECT * FROM qg_queue_detail(p_queue => $1)", []any{name}, func(r rowScanner) error {
-			found = true
-			return r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.DeadLetter)
-		}},
-		batchQuery{`SELECT count(*), coalesce(sum(p.total), 0)::bigint, coalesce(sum(p.unconsumed), 0)::bigint,
-			coalesce(sum(p.processing), 0)::bigint FROM qg_queue_partitions(p_queue => $1, p_now => $2) p`,
-			[]any{name, s.nowArg()}, func(r rowScanner) error {
-				return r.Scan(count, &totals.Total, &totals.Unconsumed, &totals.Processing)
-			}},
-		batchQuery{`SELECT * FROM qg_queue_partitions(p_queue => $1, p_now => $2) p ORDER BY p.name, p.id
-			LIMIT $3 OFFSET $4`, []any{name, s.nowArg(), pg.Limit, pg.Offset}, func(r rowScanner) error {
-			var p mq.PartitionInfo
-			c := &p.Counters
-			if err := r.Scan(&p.ID, &p.Name, &p.CreatedAt, &c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter,
-				&p.Oldest, &p.Newest); err != nil {
-				return err
-			}
-			*parts = append(*parts, p)
-			return nil
-		}})
-	if err != nil {
-		return d, false, fmt.Errorf("read queue %q: %w", name, err)
-	}
-	return d, found, nil
 }
 
 // Overview computes the system summary.

@@ -14,7 +14,7 @@ import (
 // lagging lists the lagging pairs of the test's queue by group.
 func (b *testBundle) lagging(minLag int64) map[string]mq.PairLag {
 	b.t.Helper()
-	pairs, err := b.s.LaggingPairs(b.ctx, minLag, mq.Page{Limit: mq.MaxListRows})
+	pairs, err := b.s.LaggingPairs(b.ctx, mq.LagFilter{MinLag: minLag, Sort: "timeLag", Desc: true, Page: mq.Page{Limit: mq.MaxListRows}})
 	if err != nil {
 		b.t.Fatal(err)
 	}

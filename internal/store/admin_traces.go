@@ -73,18 +73,20 @@ func (s *Store) TracesByName(ctx context.Context, name string, p mq.Page) (out [
 	return out, total, nil
 }
 
-// TraceNames returns a page of trace names, most recently seen first, and how many exist.
-func (s *Store) TraceNames(ctx context.Context, p mq.Page) (out []mq.TraceName, total int64, err error) {
+// TraceNames returns a page of the trace names holding search (every name when empty), most
+// recently seen first, and how many match.
+func (s *Store) TraceNames(ctx context.Context, search string, p mq.Page) (out []mq.TraceName, total int64, err error) {
 	err = s.queryBatch(ctx,
-		batchQuery{"SELECT qg_trace_name_total()", nil, scanInto(&total)},
-		batchQuery{"SELECT * FROM qg_trace_names(p_limit => $1, p_offset => $2)", []any{p.Limit, p.Offset}, func(r rowScanner) error {
-			var n mq.TraceName
-			if err := r.Scan(&n.Name, &n.Traces, &n.Messages, &n.LastSeen); err != nil {
-				return err
-			}
-			out = append(out, n)
-			return nil
-		}})
+		batchQuery{"SELECT qg_trace_name_total(p_search => $1)", []any{nullIfEmpty(search)}, scanInto(&total)},
+		batchQuery{"SELECT * FROM qg_trace_names(p_search => $1, p_limit => $2, p_offset => $3)",
+			[]any{nullIfEmpty(search), p.Limit, p.Offset}, func(r rowScanner) error {
+				var n mq.TraceName
+				if err := r.Scan(&n.Name, &n.Traces, &n.Messages, &n.LastSeen); err != nil {
+					return err
+				}
+				out = append(out, n)
+				return nil
+			}})
 	if err != nil {
 		return nil, 0, fmt.Errorf("read trace names: %w", err)
 	}

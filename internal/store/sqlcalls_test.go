@@ -38,6 +38,11 @@ var sqlCalls = []struct {
 	{sqlStatsPartitions, statsPartitionsArgs{}},
 	{sqlMetricsFlush, metricsFlushArgs{}},
 	{sqlSetMaintenanceMode, setMaintenanceArgs{}},
+	{sqlQueuesTotal, queuesMatchArgs{}},
+	{sqlListQueues, listQueuesArgs{}},
+	{sqlQueuePartitionPage, queuePartitionPageArgs{}},
+	{sqlConsumerGroups, consumerGroupsArgs{}},
+	{sqlLaggingPairs, laggingPairsArgs{}},
 }
 
 var (

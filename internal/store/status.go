@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -61,27 +63,36 @@ func (s *Store) StatusOverview(ctx context.Context, f mq.QueueFilter, from, to t
 	return o, wrap("status", err)
 }
 
-var sqlStatusQueues = query("status_queues")
+var sqlStatusQueue = query("status_queue")
 
-// StatusQueues lists queues by name with their counters.
-func (s *Store) StatusQueues(ctx context.Context, namespace, task string, limit, offset int) ([]mq.QueueSummary, error) {
-	out, err := queryAll(ctx, s, sqlStatusQueues, []any{nullIfEmpty(namespace), nullIfEmpty(task), limit, offset},
-		func(r rowScanner, q *mq.QueueSummary) error {
-			return r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.Partitions, &q.Total,
-				&q.Pending, &q.Processing)
-		})
-	return out, wrap("status queues", err)
-}
-
-var (
-	sqlStatusQueue          = query("status_queue")
-	sqlStatusPartitions     = query("status_queue_partitions")
-	sqlStatusPartitionCount = query("status_queue_partition_count")
+const (
+	sqlQueuePartitionCount = `SELECT qg_queue_partition_count(p_queue => $1, p_search => $2)`
+	sqlQueuePartitionPage  = `SELECT * FROM qg_queue_partition_page(p_queue => $1, p_search => $2, p_sort => $3,
+		p_desc => $4, p_limit => $5, p_offset => $6)`
+	sqlQueueRow = `SELECT qg_queue_row(p_queue => $1)`
 )
 
-// StatusQueue reads one queue by name with one page of its partitions (by name) and how many
-// it has; found is false when there is no such queue.
-func (s *Store) StatusQueue(ctx context.Context, name string, pg mq.Page) (q mq.QueueStatus, found bool, err error) {
+// queuePartitionPageArgs are the parameters of qg_queue_partition_page.
+type queuePartitionPageArgs struct {
+	Queue         string
+	Search        any // nil: every partition
+	Sort          string
+	Desc          bool
+	Limit, Offset int
+}
+
+func (a queuePartitionPageArgs) args() []any {
+	return []any{a.Queue, a.Search, a.Sort, a.Desc, a.Limit, a.Offset}
+}
+
+// StatusQueue reads one queue by name with its 16 options, its totals, one page of its
+// partitions matching f and how many match; found is false when there is no such queue.
+// Counters come from the stats job. The statements go as one batch, so they see one snapshot.
+func (s *Store) StatusQueue(ctx context.Context, name string, f mq.PartitionPage) (q mq.QueueStatus, found bool, err error) {
+	var row []byte
+	page := queuePartitionPageArgs{Queue: name, Search: nullIfEmpty(f.Search), Sort: f.Sort, Desc: f.Desc,
+		Limit: f.Page.Limit, Offset: f.Page.Offset}
+	q.Partitions = []mq.PartitionStatus{}
 	err = s.queryBatch(ctx,
 		batchQuery{sqlStatusQueue, []any{name}, func(r rowScanner) error {
 			found = true
@@ -90,17 +101,46 @@ func (s *Store) StatusQueue(ctx context.Context, name string, pg mq.Page) (q mq.
 				&q.RetryLimit, &q.RetryDelay, &q.TTL, &q.MaxSize, &q.DeadLetterQueue, &t.Total, &t.Unconsumed,
 				&t.Processing, &t.DeadLetter)
 		}},
-		batchQuery{sqlStatusPartitionCount, []any{name}, scanInto(&q.PartitionCount)},
-		batchQuery{sqlStatusPartitions, []any{name, pg.Limit, pg.Offset}, func(r rowScanner) error {
+		batchQuery{sqlQueueRow, []any{name}, scanInto(&row)},
+		batchQuery{sqlQueuePartitionCount, []any{name, page.Search}, scanInto(&q.PartitionCount)},
+		batchQuery{sqlQueuePartitionPage, page.args(), func(r rowScanner) error {
 			var p mq.PartitionStatus
+			var pending int64
 			c := &p.Counters
-			err := r.Scan(&p.ID, &p.Name, &p.CreatedAt, &c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter,
-				&p.ConsumerGroups, &p.ActiveLeases, &p.Consumed, &p.Batches, &p.LastActivity, &p.Oldest, &p.Newest)
+			err := r.Scan(&p.ID, &p.Name, &p.CreatedAt, &c.Total, &pending, &c.Processing, &c.DeadLetter,
+				&p.ConsumerGroups, &p.ActiveLeases, &p.Consumed, &p.Batches, &p.LastActivity, &p.Oldest, &p.Newest,
+				&p.MaxTimeLag)
+			c.Unconsumed = pending + c.Processing
 			q.Partitions = append(q.Partitions, p)
 			return err
 		}},
 	)
+	if err == nil && found {
+		q.Options, err = optionsFromRow(row)
+	}
 	return q, found, wrap("status queue", err)
+}
+
+// optionsFromRow reads the 16 options from a queue row as JSON (column names as keys), by the
+// columns mq.OptionTable names, so the list of options is kept in one place.
+func optionsFromRow(row []byte) (mq.QueueOptions, error) {
+	var o mq.QueueOptions
+	var cols map[string]json.RawMessage
+	if err := json.Unmarshal(row, &cols); err != nil {
+		return o, fmt.Errorf("queue row: %w", err)
+	}
+	for _, opt := range mq.OptionTable {
+		var err error
+		if opt.IsBool() {
+			err = json.Unmarshal(cols[opt.Column], opt.Bool(&o))
+		} else {
+			err = json.Unmarshal(cols[opt.Column], opt.Int(&o))
+		}
+		if err != nil {
+			return o, fmt.Errorf("queue option %s: %w", opt.Key, err)
+		}
+	}
+	return o, nil
 }
 
 var (

@@ -1,21 +1,6 @@
 -- Resources (docs/api/admin-api.md §1): queue, namespace and task summaries, queue detail, the
 -- overview, and queue deletion. Counters come from qg_partition_counts.
 
--- Every queue with its partition count and message counters, newest first.
-CREATE OR REPLACE FUNCTION qg_queue_summaries(p_now timestamptz)
-RETURNS TABLE (id text, name text, namespace text, task text, created_at timestamptz,
-               partitions bigint, total bigint, pending bigint, processing bigint)
-LANGUAGE sql STABLE AS $$
-    SELECT q.id::text, q.name, q.namespace, q.task, q.created_at, count(p.id),
-           coalesce(sum(s.total), 0)::bigint, coalesce(sum(s.unconsumed - s.processing), 0)::bigint,
-           coalesce(sum(s.processing), 0)::bigint
-    FROM queues q
-    LEFT JOIN partitions p ON p.queue_id = q.id
-    LEFT JOIN LATERAL qg_partition_counts(p.id, p_now) s ON p.id IS NOT NULL
-    GROUP BY q.id
-    ORDER BY q.created_at DESC, q.name;
-$$;
-
 -- Queues grouped by namespace (p_by_task false) or task: queues, partitions, stored and
 -- pending messages per label.
 CREATE OR REPLACE FUNCTION qg_label_summaries(p_by_task boolean, p_now timestamptz)
@@ -28,29 +13,6 @@ LANGUAGE sql STABLE AS $$
     LEFT JOIN LATERAL qg_partition_counts(p.id, p_now) s ON p.id IS NOT NULL
     GROUP BY 1
     ORDER BY 1;
-$$;
-
--- One queue's row and its DLQ entry count (which can outlive the partitions they came from).
-CREATE OR REPLACE FUNCTION qg_queue_detail(p_queue text)
-RETURNS TABLE (id text, name text, namespace text, task text, created_at timestamptz, dead_letter bigint)
-LANGUAGE sql STABLE AS $$
-    SELECT q.id::text, q.name, q.namespace, q.task, q.created_at,
-           (SELECT count(*) FROM dlq d WHERE d.queue_id = q.id)
-    FROM queues q WHERE q.name = p_queue;
-$$;
-
--- The partitions of one queue with their counters, oldest partition first.
-CREATE OR REPLACE FUNCTION qg_queue_partitions(p_queue text, p_now timestamptz)
-RETURNS TABLE (id text, name text, created_at timestamptz, total bigint, unconsumed bigint,
-               processing bigint, dead_letter bigint, oldest_at timestamptz, newest_at timestamptz)
-LANGUAGE sql STABLE AS $$
-    SELECT p.id::text, p.name, p.created_at, s.total, s.unconsumed, s.processing, s.dead_letter,
-           s.oldest_at, s.newest_at
-    FROM queues q
-    JOIN partitions p ON p.queue_id = q.id
-    CROSS JOIN LATERAL qg_partition_counts(p.id, p_now) s
-    WHERE q.name = p_queue
-    ORDER BY p.created_at, p.name;
 $$;
 
 -- The system overview: object counts, message counters, lag over every (partition, consumer)

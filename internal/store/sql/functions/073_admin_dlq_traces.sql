@@ -97,18 +97,21 @@ RETURNS bigint LANGUAGE sql STABLE AS $$
 $$;
 
 -- Every trace name with its record and message counts, most recently seen first.
-CREATE OR REPLACE FUNCTION qg_trace_names(p_limit integer, p_offset integer)
+CREATE OR REPLACE FUNCTION qg_trace_names(p_search text, p_limit integer, p_offset integer)
 RETURNS TABLE (trace_name text, trace_count bigint, message_count bigint, last_seen timestamptz)
 LANGUAGE sql STABLE AS $$
     SELECT n.trace_name, count(*), count(DISTINCT (n.partition_id, n.transaction_id)), max(n.created_at)
     FROM trace_names n
+    WHERE p_search IS NULL OR position(lower(p_search) IN lower(n.trace_name)) > 0
     GROUP BY n.trace_name
     ORDER BY max(n.created_at) DESC, n.trace_name
     LIMIT p_limit OFFSET p_offset;
 $$;
 
--- How many distinct trace names exist.
-CREATE OR REPLACE FUNCTION qg_trace_name_total()
+-- How many distinct trace names match p_search (a literal, case-insensitive substring of the
+-- name, docs/api/admin-api.md §4.2, dashboard M11; NULL = all).
+CREATE OR REPLACE FUNCTION qg_trace_name_total(p_search text)
 RETURNS bigint LANGUAGE sql STABLE AS $$
-    SELECT count(DISTINCT n.trace_name) FROM trace_names n;
+    SELECT count(DISTINCT n.trace_name) FROM trace_names n
+    WHERE p_search IS NULL OR position(lower(p_search) IN lower(n.trace_name)) > 0;
 $$;

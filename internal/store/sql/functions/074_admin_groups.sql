@@ -2,39 +2,75 @@
 -- write locks consumer rows in ascending (partition id, group) order, the order of every write
 -- path, and NOTIFYs the queues it touched so parked pops look again.
 
--- One row per (group, queue) known from cursors or registrations, queue mode included.
-CREATE OR REPLACE FUNCTION qg_consumer_groups(p_now timestamptz)
+-- One row per (group, queue) known from cursors or registrations, queue mode included, matching
+-- every given filter (NULL = any): p_queue and p_group exact, p_search a literal,
+-- case-insensitive substring of the group name, p_state one of Stable, Lagging, Dead
+-- (docs/api/admin-api.md §7; dashboard M8). The filters on names apply before any lag is
+-- computed. state: Lagging above 300 s of time lag, else Stable if the group ever consumed on the
+-- queue, else Dead. p_sort is one of name (group, then queue), queue, members, totalLag,
+-- maxTimeLag (checked by the caller); every order ends with group and queue.
+CREATE OR REPLACE FUNCTION qg_consumer_groups(p_queue text, p_group text, p_search text, p_state text,
+    p_sort text, p_desc boolean, p_limit integer, p_offset integer, p_now timestamptz)
 RETURNS TABLE (consumer_group text, queue_name text, members bigint, partitions_with_lag bigint,
-               total_lag bigint, max_time_lag bigint, ever_consumed boolean, subscription_mode text,
+               total_lag bigint, max_time_lag bigint, ever_consumed boolean, state text, subscription_mode text,
                subscription_timestamp timestamptz, subscription_created_at timestamptz)
 LANGUAGE sql STABLE AS $$
-    WITH pairs AS (
-        SELECT c.consumer_group, c.queue_id, c.last_consumed_at, l.offset_lag, l.time_lag
-        FROM consumers c CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
+    WITH qs AS (
+        SELECT q.id, q.name FROM queues q WHERE p_queue IS NULL OR q.name = p_queue
     ), groups AS (
         SELECT c.consumer_group, c.queue_id FROM consumers c
+        WHERE c.queue_id IN (SELECT qs.id FROM qs) AND (p_group IS NULL OR c.consumer_group = p_group)
+          AND (p_search IS NULL OR position(lower(p_search) IN lower(c.consumer_group)) > 0)
         UNION
         SELECT s.consumer_group, s.queue_id FROM subscriptions s
+        WHERE s.queue_id IN (SELECT qs.id FROM qs) AND (p_group IS NULL OR s.consumer_group = p_group)
+          AND (p_search IS NULL OR position(lower(p_search) IN lower(s.consumer_group)) > 0)
+    ), pairs AS (
+        SELECT c.consumer_group, c.queue_id, c.last_consumed_at, l.offset_lag, l.time_lag
+        FROM groups g
+        JOIN consumers c ON c.consumer_group = g.consumer_group AND c.queue_id = g.queue_id
+        CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
+    ), rows AS (
+        SELECT g.consumer_group, q.name AS queue_name, count(pr.queue_id) AS members,
+               count(pr.queue_id) FILTER (WHERE pr.offset_lag > 0) AS partitions_with_lag,
+               coalesce(sum(pr.offset_lag), 0)::bigint AS total_lag, coalesce(max(pr.time_lag), 0) AS max_time_lag,
+               coalesce(bool_or(pr.last_consumed_at IS NOT NULL), false) AS ever_consumed,
+               -- Queue mode registers too (as mode all), but has no subscription to report.
+               CASE WHEN g.consumer_group <> '__QUEUE_MODE__' THEN s.mode END AS mode,
+               CASE WHEN g.consumer_group <> '__QUEUE_MODE__' THEN s.subscription_timestamp END AS ts,
+               CASE WHEN g.consumer_group <> '__QUEUE_MODE__' THEN s.created_at END AS created
+        FROM groups g
+        JOIN qs q ON q.id = g.queue_id
+        LEFT JOIN pairs pr ON pr.consumer_group = g.consumer_group AND pr.queue_id = g.queue_id
+        LEFT JOIN subscriptions s ON s.queue_id = g.queue_id AND s.consumer_group = g.consumer_group
+        GROUP BY g.consumer_group, q.name, s.mode, s.subscription_timestamp, s.created_at
+    ), states AS (
+        SELECT r.*, CASE WHEN r.max_time_lag > 300 THEN 'Lagging' WHEN r.ever_consumed THEN 'Stable'
+                         ELSE 'Dead' END AS state
+        FROM rows r
     )
-    SELECT g.consumer_group, q.name, count(pr.queue_id),
-           count(pr.queue_id) FILTER (WHERE pr.offset_lag > 0),
-           coalesce(sum(pr.offset_lag), 0)::bigint, coalesce(max(pr.time_lag), 0),
-           coalesce(bool_or(pr.last_consumed_at IS NOT NULL), false),
-           -- Queue mode registers too (as mode all), but has no subscription to report.
-           CASE WHEN g.consumer_group <> '__QUEUE_MODE__' THEN s.mode END,
-           CASE WHEN g.consumer_group <> '__QUEUE_MODE__' THEN s.subscription_timestamp END,
-           CASE WHEN g.consumer_group <> '__QUEUE_MODE__' THEN s.created_at END
-    FROM groups g
-    JOIN queues q ON q.id = g.queue_id
-    LEFT JOIN pairs pr ON pr.consumer_group = g.consumer_group AND pr.queue_id = g.queue_id
-    LEFT JOIN subscriptions s ON s.queue_id = g.queue_id AND s.consumer_group = g.consumer_group
-    GROUP BY g.consumer_group, q.name, s.mode, s.subscription_timestamp, s.created_at
-    ORDER BY g.consumer_group, q.name;
+    SELECT x.consumer_group, x.queue_name, x.members, x.partitions_with_lag, x.total_lag, x.max_time_lag,
+           x.ever_consumed, x.state, x.mode, x.ts, x.created
+    FROM states x
+    WHERE p_state IS NULL OR x.state = p_state
+    ORDER BY
+        CASE WHEN p_sort = 'name' AND NOT p_desc THEN x.consumer_group END,
+        CASE WHEN p_sort = 'name' AND p_desc THEN x.consumer_group END DESC,
+        CASE WHEN p_sort = 'queue' AND NOT p_desc THEN x.queue_name END,
+        CASE WHEN p_sort = 'queue' AND p_desc THEN x.queue_name END DESC,
+        CASE WHEN NOT p_desc THEN CASE p_sort WHEN 'members' THEN x.members WHEN 'totalLag' THEN x.total_lag
+            WHEN 'maxTimeLag' THEN x.max_time_lag END END,
+        CASE WHEN p_desc THEN CASE p_sort WHEN 'members' THEN x.members WHEN 'totalLag' THEN x.total_lag
+            WHEN 'maxTimeLag' THEN x.max_time_lag END END DESC,
+        x.consumer_group, x.queue_name
+    LIMIT p_limit OFFSET p_offset;
 $$;
 
--- Every (partition, group) pair whose time lag is at least p_min_lag seconds, most lagging
--- first. lease_id is the live lease, NULL when none.
-CREATE OR REPLACE FUNCTION qg_lagging_pairs(p_min_lag bigint, p_now timestamptz)
+-- Every (partition, group) pair whose time lag is at least p_min_lag seconds, on p_queue and of
+-- p_group when given. p_sort is one of timeLag, offsetLag, partition, group (checked by the
+-- caller); ties by queue, partition, group. lease_id is the live lease, NULL when none.
+CREATE OR REPLACE FUNCTION qg_lagging_pairs(p_min_lag bigint, p_queue text, p_group text, p_sort text,
+    p_desc boolean, p_limit integer, p_offset integer, p_now timestamptz)
 RETURNS TABLE (consumer_group text, queue_name text, partition_name text, partition_id text,
                lease_id text, offset_lag bigint, time_lag bigint, oldest_at timestamptz,
                last_consumed_at timestamptz)
@@ -46,12 +82,21 @@ LANGUAGE sql STABLE AS $$
     JOIN partitions p ON p.id = c.partition_id
     JOIN queues q ON q.id = c.queue_id
     CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
-    WHERE l.time_lag >= p_min_lag
-    ORDER BY l.time_lag DESC, q.name, p.name, c.consumer_group;
+    WHERE l.time_lag >= p_min_lag AND (p_queue IS NULL OR q.name = p_queue)
+      AND (p_group IS NULL OR c.consumer_group = p_group)
+    ORDER BY
+        CASE WHEN p_sort = 'partition' AND NOT p_desc THEN p.name END,
+        CASE WHEN p_sort = 'partition' AND p_desc THEN p.name END DESC,
+        CASE WHEN p_sort = 'group' AND NOT p_desc THEN c.consumer_group END,
+        CASE WHEN p_sort = 'group' AND p_desc THEN c.consumer_group END DESC,
+        CASE WHEN NOT p_desc THEN CASE p_sort WHEN 'timeLag' THEN l.time_lag WHEN 'offsetLag' THEN l.offset_lag END END,
+        CASE WHEN p_desc THEN CASE p_sort WHEN 'timeLag' THEN l.time_lag WHEN 'offsetLag' THEN l.offset_lag END END DESC,
+        q.name, p.name, c.consumer_group
+    LIMIT p_limit OFFSET p_offset;
 $$;
 
--- The cursors of one group on every queue, by queue and partition name.
-CREATE OR REPLACE FUNCTION qg_consumer_group_detail(p_group text, p_now timestamptz)
+-- The cursors of one group on every queue (or on p_queue), by queue and partition name.
+CREATE OR REPLACE FUNCTION qg_consumer_group_detail(p_group text, p_queue text, p_now timestamptz)
 RETURNS TABLE (queue_name text, partition_name text, lease_id text, last_consumed_at timestamptz,
                total_consumed bigint, offset_lag bigint, time_lag bigint)
 LANGUAGE sql STABLE AS $$
@@ -61,7 +106,7 @@ LANGUAGE sql STABLE AS $$
     JOIN partitions p ON p.id = c.partition_id
     JOIN queues q ON q.id = c.queue_id
     CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.cursor, p_now) l
-    WHERE c.consumer_group = p_group
+    WHERE c.consumer_group = p_group AND (p_queue IS NULL OR q.name = p_queue)
     ORDER BY q.name, p.name;
 $$;
 

@@ -111,16 +111,6 @@ WHERE w.minute >= date_trunc('minute', $1::timestamptz) AND w.minute <= $2
 GROUP BY w.hostname, w.worker_id
 ORDER BY w.worker_id, w.hostname
 
--- Queues with their message counters, by name. $1 namespace, $2 task, $3 limit, $4 offset.
--- name: status_queues
-SELECT q.id::text, q.name, q.namespace, q.task, q.created_at,
-       (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id),
-       coalesce(s.total, 0), coalesce(s.pending, 0), coalesce(s.processing, 0)
-FROM queues q LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
-WHERE ($1::text IS NULL OR q.namespace = $1) AND ($2::text IS NULL OR q.task = $2)
-ORDER BY q.name
-LIMIT $3 OFFSET $4
-
 -- One queue with its configuration and counters. $1 queue name.
 -- name: status_queue
 SELECT q.id::text, q.name, q.namespace, q.task, q.priority, q.created_at, q.lease_time, q.retry_limit,
@@ -128,24 +118,6 @@ SELECT q.id::text, q.name, q.namespace, q.task, q.priority, q.created_at, q.leas
        coalesce(s.pending + s.processing, 0), coalesce(s.processing, 0), coalesce(s.dead_letter, 0)
 FROM queues q LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
 WHERE q.name = $1
-
--- One page of the partitions of one queue with their counters, by name. $1 queue name,
--- $2 limit, $3 offset.
--- name: status_queue_partitions
-SELECT p.id::text, p.name, p.created_at, coalesce(s.total, 0), coalesce(s.pending + s.processing, 0),
-       coalesce(s.processing, 0), coalesce(s.dead_letter, 0),
-       coalesce(s.consumer_groups, 0), coalesce(s.active_leases, 0), coalesce(s.messages_consumed, 0),
-       coalesce(s.batches_consumed, 0), greatest(p.last_activity_at, s.last_consumed_at),
-       s.oldest_message_at, s.newest_message_at
-FROM queues q JOIN partitions p ON p.queue_id = q.id
-LEFT JOIN stats s ON s.scope = 'partition' AND s.key = p.id::text
-WHERE q.name = $1
-ORDER BY p.name, p.id
-LIMIT $2 OFFSET $3
-
--- How many partitions one queue has. $1 queue name.
--- name: status_queue_partition_count
-SELECT count(*) FROM queues q JOIN partitions p ON p.queue_id = q.id WHERE q.name = $1
 
 -- name: queue_exists
 SELECT EXISTS (SELECT 1 FROM queues q WHERE q.name = $1)

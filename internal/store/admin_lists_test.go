@@ -1,0 +1,122 @@
+package store
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/queen-go/queen/internal/mq"
+)
+
+// The dashboard's listings in SQL (docs/api/admin-api.md "Listing parameters"; M6-M8, M11).
+
+func queueNames(qs []mq.QueueSummary) []string {
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = q.Name
+	}
+	return out
+}
+
+func TestListQueues(t *testing.T) {
+	b := setup(t)
+	b.configureIn("orders", "shop", "t1", nil)
+	b.configureIn("audit", "ops", "", nil)
+	b.configureIn("Big_%", "shop", "t2", nil)
+	b.pushKeysTo("orders", "p1", "a", "b", "c")
+	b.pushKeysTo("orders", "p2", "d")
+	b.pushKeysTo("audit", "p1", "e")
+
+	// Before any stats run the queues exist with live partition counts and zero counters.
+	l, err := b.s.ListQueues(b.ctx, mq.QueueListFilter{Sort: "name", Page: mq.Page{Limit: 100}})
+	if err != nil || l.Total != 3 || l.StatsAt != nil || !slices.Equal(queueNames(l.Queues), []string{"Big_%", "audit", "orders"}) ||
+		l.Queues[2].Partitions != 3 || l.Queues[2].Total != 0 {
+		t.Fatalf("before stats: %+v err %v", l, err)
+	}
+	p := b.mustPop(PopRequest{Queue: "orders", Partition: "p1", Batch: 1}, "a")
+	b.mustAck(ackOf(p, 0, mq.AckCompleted))
+	b.mustPop(PopRequest{Queue: "orders", Partition: "p1", Batch: 1}, "b") // leased
+	b.refreshStats()
+
+	l, err = b.s.ListQueues(b.ctx, mq.QueueListFilter{Namespace: "shop", Task: "t1", Sort: "name", Page: mq.Page{Limit: 10}})
+	if err != nil || l.Total != 1 || len(l.Queues) != 1 || l.StatsAt == nil {
+		t.Fatalf("shop/t1: %+v err %v", l, err)
+	}
+	if q := l.Queues[0]; q.Name != "orders" || q.Total != 4 || q.Pending != 2 || q.Processing != 1 || q.Partitions != 3 ||
+		q.DeadLetter != 0 || q.ID == "" || q.CreatedAt.IsZero() {
+		t.Fatalf("orders row %+v", q)
+	}
+	for _, c := range []struct {
+		f     mq.QueueListFilter
+		want  []string
+		total int64
+	}{
+		{mq.QueueListFilter{Sort: "total", Desc: true}, []string{"orders", "audit", "Big_%"}, 3},
+		{mq.QueueListFilter{Sort: "total"}, []string{"Big_%", "audit", "orders"}, 3},
+		{mq.QueueListFilter{Sort: "partitions", Desc: true}, []string{"orders", "audit", "Big_%"}, 3}, // 3, 2, 1 (Default included)
+		{mq.QueueListFilter{Sort: "pending", Desc: true}, []string{"orders", "audit", "Big_%"}, 3},
+		{mq.QueueListFilter{Sort: "processing", Desc: true}, []string{"orders", "Big_%", "audit"}, 3},
+		{mq.QueueListFilter{Sort: "namespace"}, []string{"audit", "Big_%", "orders"}, 3},
+		{mq.QueueListFilter{Sort: "task", Desc: true}, []string{"Big_%", "orders", "audit"}, 3},
+		{mq.QueueListFilter{Sort: "createdAt", Desc: true}, []string{"Big_%", "audit", "orders"}, 3},
+		{mq.QueueListFilter{Sort: "deadLetter"}, []string{"Big_%", "audit", "orders"}, 3},
+		{mq.QueueListFilter{Sort: "lag"}, []string{"Big_%", "audit", "orders"}, 3},
+		{mq.QueueListFilter{Sort: "name", Search: "_%"}, []string{"Big_%"}, 1}, // literal
+		{mq.QueueListFilter{Sort: "name", Search: "BIG"}, []string{"Big_%"}, 1},
+		{mq.QueueListFilter{Sort: "name", Search: "\\"}, nil, 0},
+		{mq.QueueListFilter{Sort: "name", Namespace: "none"}, nil, 0},
+		{mq.QueueListFilter{Sort: "name", Page: mq.Page{Limit: 1, Offset: 1}}, []string{"audit"}, 3},
+		{mq.QueueListFilter{Sort: "name", Page: mq.Page{Limit: 0}}, nil, 3},
+	} {
+		if c.f.Page.Limit == 0 && c.want != nil {
+			c.f.Page.Limit = 100
+		}
+		l, err := b.s.ListQueues(b.ctx, c.f)
+		if got := queueNames(l.Queues); err != nil || !slices.Equal(got, append([]string{}, c.want...)) || l.Total != c.total {
+			t.Fatalf("%+v: %v total %d err %v, want %v total %d", c.f, got, l.Total, err, c.want, c.total)
+		}
+	}
+}
+
+// Every option of mq.OptionTable comes back from the queue detail with the value configured
+// (each set to a value of its own), and the partitions are searched, sorted and paged.
+func TestStatusQueueOptionsAndPartitionPage(t *testing.T) {
+	b := setup(t)
+	want := mq.DefaultQueueOptions()
+	for i, o := range mq.OptionTable {
+		if o.IsBool() {
+			*o.Bool(&want) = !*o.Bool(&want)
+		} else {
+			*o.Int(&want) = 1000 + i
+		}
+	}
+	b.configureIn("orders", "shop", "", func(o *mq.QueueOptions) { *o = want })
+	b.pushKeysTo("orders", "p_b", "a", "b", "c")
+	b.pushKeysTo("orders", "P%1", "d")
+	b.refreshStats()
+
+	q, found, err := b.s.StatusQueue(b.ctx, "orders", mq.PartitionPage{Sort: "total", Desc: true, Page: mq.Page{Limit: 10}})
+	if err != nil || !found || q.Options != want {
+		t.Fatalf("options %+v found %v err %v, want %+v", q.Options, found, err, want)
+	}
+	names := func(ps []mq.PartitionStatus) (out []string) {
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	if got := names(q.Partitions); !slices.Equal(got, []string{"p_b", "P%1", "Default"}) || q.PartitionCount != 3 ||
+		q.Partitions[0].Counters.Total != 3 || q.Totals.Total != 4 {
+		t.Fatalf("by total: %v count %d totals %+v", got, q.PartitionCount, q.Totals)
+	}
+	q, _, err = b.s.StatusQueue(b.ctx, "orders", mq.PartitionPage{Search: "%", Sort: "name", Page: mq.Page{Limit: 10}})
+	if got := names(q.Partitions); err != nil || !slices.Equal(got, []string{"P%1"}) || q.PartitionCount != 1 || q.Totals.Total != 4 {
+		t.Fatalf("search %%: %v count %d err %v", got, q.PartitionCount, err)
+	}
+	q, _, err = b.s.StatusQueue(b.ctx, "orders", mq.PartitionPage{Sort: "name", Desc: true, Page: mq.Page{Limit: 1, Offset: 1}})
+	if got := names(q.Partitions); err != nil || !slices.Equal(got, []string{"P%1"}) || q.PartitionCount != 3 {
+		t.Fatalf("page 2 by name desc: %v err %v", got, err)
+	}
+	if _, found, err := b.s.StatusQueue(b.ctx, "nope", mq.PartitionPage{Sort: "name", Page: mq.Page{Limit: 1}}); found || err != nil {
+		t.Fatalf("unknown queue: found %v err %v", found, err)
+	}
+}

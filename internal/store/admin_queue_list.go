@@ -1,0 +1,60 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/queen-go/queen/internal/mq"
+)
+
+// The queue listings (docs/api/admin-api.md §1, §5.2; dashboard M6), sent as one batch: the
+// count and the page then see the same snapshot.
+
+const (
+	sqlQueuesTotal = `SELECT total, stats_at FROM qg_queues_total(p_namespace => $1, p_task => $2, p_search => $3)`
+	sqlListQueues  = `SELECT * FROM qg_list_queues(p_namespace => $1, p_task => $2, p_search => $3, p_sort => $4,
+		p_desc => $5, p_limit => $6, p_offset => $7)`
+)
+
+// queuesMatchArgs are the parameters of qg_queues_total and the first ones of qg_list_queues.
+type queuesMatchArgs struct {
+	Namespace, Task, Search any // filters, nil: any
+}
+
+func (a queuesMatchArgs) args() []any { return []any{a.Namespace, a.Task, a.Search} }
+
+// listQueuesArgs are the parameters of qg_list_queues.
+type listQueuesArgs struct {
+	queuesMatchArgs
+	Sort          string
+	Desc          bool
+	Limit, Offset int
+}
+
+func (a listQueuesArgs) args() []any {
+	return append(a.queuesMatchArgs.args(), a.Sort, a.Desc, a.Limit, a.Offset)
+}
+
+// ListQueues returns a page of queues with their counters, how many match in all, and when
+// the stats behind the counters were computed.
+func (s *Store) ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueList, error) {
+	var out mq.QueueList
+	match := queuesMatchArgs{Namespace: nullIfEmpty(f.Namespace), Task: nullIfEmpty(f.Task), Search: nullIfEmpty(f.Search)}
+	list := listQueuesArgs{queuesMatchArgs: match, Sort: f.Sort, Desc: f.Desc, Limit: f.Page.Limit, Offset: f.Page.Offset}
+	out.Queues = []mq.QueueSummary{}
+	err := s.queryBatch(ctx,
+		batchQuery{sqlQueuesTotal, match.args(), func(r rowScanner) error { return r.Scan(&out.Total, &out.StatsAt) }},
+		batchQuery{sqlListQueues, list.args(), func(r rowScanner) error {
+			var q mq.QueueSummary
+			if err := r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.Partitions, &q.Total,
+				&q.Pending, &q.Processing, &q.DeadLetter, &q.MaxTimeLag); err != nil {
+				return err
+			}
+			out.Queues = append(out.Queues, q)
+			return nil
+		}})
+	if err != nil {
+		return mq.QueueList{}, fmt.Errorf("list queues: %w", err)
+	}
+	return out, nil
+}

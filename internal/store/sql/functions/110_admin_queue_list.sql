@@ -1,0 +1,63 @@
+-- The queue listings GET /api/v1/resources/queues and GET /api/v1/status/queues
+-- (docs/api/admin-api.md "Listing parameters", §1, §5.2; dashboard M6). Which queues exist and
+-- how many partitions each has are read live; the counters, DLQ entries and lag come from the
+-- stats job's queue rows (zeros until a run has seen the queue), so a page at 10,000 queues
+-- costs the queues table and one stats row per queue, never a scan of messages.
+
+-- Queues matching every given filter (NULL = any). p_search is a literal, case-insensitive
+-- substring of the queue name (position(), not LIKE, so %, _ and \ are plain characters).
+CREATE OR REPLACE FUNCTION qg_queues_matching(p_namespace text, p_task text, p_search text)
+RETURNS SETOF uuid LANGUAGE sql STABLE AS $$
+    SELECT q.id FROM queues q
+    WHERE (p_namespace IS NULL OR q.namespace = p_namespace)
+      AND (p_task IS NULL OR q.task = p_task)
+      AND (p_search IS NULL OR position(lower(p_search) IN lower(q.name)) > 0);
+$$;
+
+-- How many queues match, and when the stats were last rolled up (NULL before the first run).
+CREATE OR REPLACE FUNCTION qg_queues_total(p_namespace text, p_task text, p_search text)
+RETURNS TABLE (total bigint, stats_at timestamptz) LANGUAGE sql STABLE AS $$
+    SELECT (SELECT count(*) FROM qg_queues_matching(p_namespace, p_task, p_search)),
+           (SELECT max(s.computed_at) FROM stats s WHERE s.scope = 'system');
+$$;
+
+-- A page of the matching queues. p_sort is one of name, createdAt, namespace, task,
+-- partitions, total, pending, processing, deadLetter, lag (checked by the caller); every order
+-- ends with the queue name and id, so pages neither overlap nor skip while the data stands
+-- still. The partition count of every matching queue is computed only when it is the sort key
+-- (CASE runs the subquery only then); the planner evaluates the one in the select list after
+-- the LIMIT (an expensive target is postponed past the sort), so only for the page's rows.
+CREATE OR REPLACE FUNCTION qg_list_queues(p_namespace text, p_task text, p_search text,
+    p_sort text, p_desc boolean, p_limit integer, p_offset integer)
+RETURNS TABLE (id text, name text, namespace text, task text, created_at timestamptz, partitions bigint,
+               total bigint, pending bigint, processing bigint, dead_letter bigint, max_time_lag bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT q.id::text, q.name, q.namespace, q.task, q.created_at,
+           (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id),
+           coalesce(s.total, 0), coalesce(s.pending, 0), coalesce(s.processing, 0),
+           coalesce(s.dead_letter, 0), coalesce(s.time_lag_max, 0)
+    FROM queues q
+    LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
+    WHERE q.id IN (SELECT qg_queues_matching(p_namespace, p_task, p_search))
+    ORDER BY
+        CASE WHEN p_sort = 'name' AND NOT p_desc THEN q.name END,
+        CASE WHEN p_sort = 'name' AND p_desc THEN q.name END DESC,
+        CASE WHEN p_sort = 'namespace' AND NOT p_desc THEN q.namespace END,
+        CASE WHEN p_sort = 'namespace' AND p_desc THEN q.namespace END DESC,
+        CASE WHEN p_sort = 'task' AND NOT p_desc THEN q.task END,
+        CASE WHEN p_sort = 'task' AND p_desc THEN q.task END DESC,
+        CASE WHEN p_sort = 'createdAt' AND NOT p_desc THEN q.created_at END,
+        CASE WHEN p_sort = 'createdAt' AND p_desc THEN q.created_at END DESC,
+        CASE WHEN NOT p_desc THEN CASE p_sort
+            WHEN 'partitions' THEN (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id)
+            WHEN 'total' THEN coalesce(s.total, 0) WHEN 'pending' THEN coalesce(s.pending, 0)
+            WHEN 'processing' THEN coalesce(s.processing, 0) WHEN 'deadLetter' THEN coalesce(s.dead_letter, 0)
+            WHEN 'lag' THEN coalesce(s.time_lag_max, 0) END END,
+        CASE WHEN p_desc THEN CASE p_sort
+            WHEN 'partitions' THEN (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id)
+            WHEN 'total' THEN coalesce(s.total, 0) WHEN 'pending' THEN coalesce(s.pending, 0)
+            WHEN 'processing' THEN coalesce(s.processing, 0) WHEN 'deadLetter' THEN coalesce(s.dead_letter, 0)
+            WHEN 'lag' THEN coalesce(s.time_lag_max, 0) END END DESC,
+        q.name, q.id
+    LIMIT p_limit OFFSET p_offset;
+$$;
