@@ -47,6 +47,7 @@ type DLQQuery struct {
 
 // DLQEntry is one dead-lettered message of one consumer group.
 type DLQEntry struct {
+	DLQID         string          `json:"dlqId"` // the entry's own id (RequeueDLQ names entries by it)
 	ID            string          `json:"id"`
 	TransactionID string          `json:"transactionId"`
 	PartitionID   string          `json:"partitionId"`

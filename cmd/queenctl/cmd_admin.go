@@ -31,8 +31,7 @@ func (a *app) healthCmd() *cobra.Command {
 	}
 }
 
-// dlqCmd lists dead-lettered messages, newest first. The broker has no route to requeue or
-// delete DLQ entries yet, so neither has queenctl.
+// dlqCmd lists dead-lettered messages, newest first, and requeues them (dlqRequeueCmd).
 func (a *app) dlqCmd() *cobra.Command {
 	var f queen.DLQQuery
 	var since, until duration
@@ -75,8 +74,8 @@ func (a *app) dlqCmd() *cobra.Command {
 		Use:   "dlq [QUEUE]",
 		Short: "List dead-lettered messages (all queues without QUEUE)",
 		Long: `List dead-lettered messages, newest first ('dlq QUEUE' and 'dlq list QUEUE' are the same).
-The broker has no route to requeue or delete DLQ entries yet; 'queenctl messages delete'
-removes a message itself.`,
+'queenctl dlq requeue' gives entries another chance; 'queenctl messages delete' removes a
+message itself.`,
 		Args:              nargs(0, 1),
 		ValidArgsFunction: a.completeQueues,
 		RunE:              run,
@@ -88,7 +87,7 @@ removes a message itself.`,
 		Args:              nargs(0, 1),
 		ValidArgsFunction: a.completeQueues,
 		RunE:              run,
-	}))
+	}), a.dlqRequeueCmd())
 	return cmd
 }
 
@@ -306,10 +305,11 @@ func (a *app) messagesCmd() *cobra.Command {
 	cmd := parent(&cobra.Command{
 		Use:     "messages",
 		Aliases: []string{"message", "msg"},
-		Short:   "List, show and delete stored messages",
+		Short:   "List, show, retry and delete stored messages",
 		Example: `  queenctl messages list --queue orders --status pending
   queenctl messages get PARTITION_ID TRANSACTION_ID
-  queenctl messages delete PARTITION_ID TRANSACTION_ID`,
+  queenctl messages delete PARTITION_ID TRANSACTION_ID
+  queenctl messages retry PARTITION_ID TRANSACTION_ID --group billing`,
 	})
 	var f queen.MessageQuery
 	var since duration
@@ -395,7 +395,7 @@ func (a *app) messagesCmd() *cobra.Command {
 			return exitOK
 		}),
 	}
-	cmd.AddCommand(list, get, del)
+	cmd.AddCommand(list, get, del, a.messagesRetryCmd())
 	return cmd
 }
 

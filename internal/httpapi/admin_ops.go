@@ -20,6 +20,7 @@ func (s *Server) registerAdminOps(r *Router) {
 	r.Handle(http.MethodPost, "/api/v1/messages/:partitionId/:transactionId/dlq", LevelReadWrite, s.moveToDLQ)
 	r.Handle(http.MethodDelete, "/api/v1/dlq/:dlqId", LevelReadWrite, s.deleteDLQEntry)
 	r.Handle(http.MethodPost, "/api/v1/dlq/delete", LevelReadWrite, s.deleteDLQ)
+	s.registerAdminRequeue(r)
 }
 
 // Listing default of the partition listing.

@@ -110,6 +110,8 @@ func TestAdminRouteLevels(t *testing.T) {
 		{"POST", "/api/v1/dlq/delete", "read-write"},
 		{"DELETE", "/api/v1/queues/" + b.queue + "/clear", "admin"},
 		{"POST", "/api/v1/messages" + pid + "/dlq", "read-write"},
+		{"POST", "/api/v1/messages" + pid + "/retry", "read-write"},
+		{"POST", "/api/v1/dlq/requeue", "read-write"},
 		{"POST", "/api/v1/traces", "read-write"},
 		{"GET", "/api/v1/traces" + pid, "read-only"},
 		{"GET", "/api/v1/traces/by-name/n", "read-only"},

@@ -47,6 +47,9 @@ type ReadSide interface {
 	DeleteDLQ(ctx context.Context, sel mq.DLQSelection) (mq.DLQDeleteResult, error)
 	MoveToDLQ(ctx context.Context, partitionID, transactionID, group, reason string) ([]mq.GroupAction, bool, error)
 	ClearQueue(ctx context.Context, queue, partition string) (res mq.ClearResult, queueFound, partitionFound bool, err error)
+	// Requeue and retry (admin_requeue.go).
+	RequeueDLQ(ctx context.Context, req mq.DLQRequeueRequest) (mq.DLQRequeueResult, error)
+	RetryMessage(ctx context.Context, partitionID, transactionID, group string) ([]mq.GroupAction, bool, error)
 
 	AddTrace(ctx context.Context, t mq.TraceRecord) (id string, found bool, err error)
 	MessageTraces(ctx context.Context, partitionID, transactionID string) ([]mq.Trace, error)

@@ -81,3 +81,43 @@ const (
 	// MaxMoveReasonChars bounds the recorded reason.
 	MaxMoveReasonChars = 4096
 )
+
+// DLQRequeueResult is the outcome of a DLQ requeue (docs/api/admin-api.md §3.2): entries
+// requeued and removed, entries kept with why (by id: the id as sent), matching entries left
+// (by filter), the copies written (copy mode), and the queues whose parked pops to wake.
+type DLQRequeueResult struct {
+	Requeued  int64
+	Skipped   []DLQSkip
+	Remaining int64
+	Copies    []DLQCopy
+	Queues    []string
+}
+
+// DLQCopy is one message written by a copy-mode requeue.
+type DLQCopy struct {
+	DLQID, MessageID, TransactionID, QueueName, PartitionID string
+}
+
+// Requeue modes (docs/api/admin-api.md §3.2) and the outcomes of a message retry (§2.4).
+const (
+	RequeueRedeliver = "redeliver"
+	RequeueCopy      = "copy"
+
+	ActionRequeued          = "requeued"
+	ActionRetryDelayCleared = "retry_delay_cleared"
+	ActionAlreadyRequeued   = "already_requeued"
+
+	// ReasonQueueFull skips a copy into a queue at its maxSize.
+	ReasonQueueFull = "queue full"
+)
+
+// DLQRequeueRequest is a validated DLQ requeue (docs/api/admin-api.md §3.2): the selection, the
+// mode and, for a copy, the target (an empty ToPartition: each entry's own partition name) and
+// the producer identity the copies carry (the requesting token's sub).
+type DLQRequeueRequest struct {
+	Selection   DLQSelection
+	Mode        string // RequeueRedeliver or RequeueCopy
+	ToQueue     string
+	ToPartition string
+	ProducerSub *string
+}

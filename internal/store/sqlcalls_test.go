@@ -43,6 +43,10 @@ var sqlCalls = []struct {
 	{sqlQueuePartitionPage, queuePartitionPageArgs{}},
 	{sqlConsumerGroups, consumerGroupsArgs{}},
 	{sqlLaggingPairs, laggingPairsArgs{}},
+	{sqlDLQRedeliverMatching, dlqRedeliverMatchingArgs{}},
+	{sqlMessageRetry, messageRetryArgs{}},
+	{sqlDLQCopySources, dlqCopySourcesArgs{}},
+	{sqlDLQCopy, dlqCopyArgs{}},
 }
 
 var (

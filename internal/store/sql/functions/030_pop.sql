@@ -91,6 +91,10 @@ BEGIN
         IF NOT FOUND THEN
             p_cursor := CASE WHEN EXISTS (SELECT 1 FROM consumers c WHERE c.partition_id = p_partition_id
                                           AND c.consumer_group = p_group) THEN -1 ELSE 0 END;
+        ELSIF EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = p_partition_id AND r.consumer_group = p_group) THEN
+            -- Its requeued set is served before the cursor (docs/api/concepts.md §9.3): listed while
+            -- not empty. Rows join the set only under the consumer row's lock, held here.
+            p_cursor := -1;
         END IF;
     END IF;
     IF v_top IS NOT NULL AND p_cursor >= v_top THEN
@@ -194,6 +198,13 @@ BEGIN
     INTO v_p
     FROM partitions p JOIN queues q ON q.id = p.queue_id
     WHERE p.id = p_partition_id;
+    -- A pair with a requeued set is served from it first, held back by conditions 1-3 of §6.1
+    -- only (docs/api/concepts.md §9.3). One probe; the set is nearly always empty.
+    IF EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = p_partition_id AND r.consumer_group = p_group) THEN
+        RETURN QUERY SELECT * FROM qg_claim_requeued(p_partition_id, p_group, p_budget, p_auto_ack, p_lease_id,
+                                                     v_p.lease_time, v_p.pname, v_p.qname, p_now);
+        RETURN;
+    END IF;
     IF v_p.window_buffer > 0 AND v_p.last_message_at > p_now - v_p.window_buffer * interval '1 second' THEN
         RETURN;
     END IF;
@@ -293,14 +304,18 @@ BEGIN
     -- consumers on few partitions do not call qg_claim for every busy pair; pairs it can see
     -- are drained (their last batch was acked) leave the index without a claim attempt.
     IF p_partition IS NOT NULL THEN
-        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0), c.cursor IS NOT NULL
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+                   AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = w.partition_id AND r.consumer_group = w.consumer_group),
+                   c.cursor IS NOT NULL
             FROM partition_work w JOIN partitions p ON p.id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE p.queue_id = v_qids[1] AND p.name = p_partition AND w.consumer_group = p_group
               AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
               AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now);
     ELSIF cardinality(v_qids) = 1 THEN
-        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0), c.cursor IS NOT NULL
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+                   AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = w.partition_id AND r.consumer_group = w.consumer_group),
+                   c.cursor IS NOT NULL
             FROM partition_work w JOIN partitions p ON p.id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE w.queue_id = v_qids[1] AND w.consumer_group = p_group
@@ -309,7 +324,9 @@ BEGIN
               AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now)
             ORDER BY w.next_at;
     ELSE
-        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0), c.cursor IS NOT NULL
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+                   AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = w.partition_id AND r.consumer_group = w.consumer_group),
+                   c.cursor IS NOT NULL
             FROM partition_work w JOIN queues q ON q.id = w.queue_id JOIN partitions p ON p.id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE w.queue_id = ANY (v_qids) AND w.consumer_group = p_group

@@ -172,10 +172,18 @@ BEGIN
 
     -- The pairs' consumer rows, locked in ascending (partition, group) order (the sort sits
     -- below the row locking). Later statements read them from the table: held, they cannot move.
-    PERFORM 1 FROM consumers c
-    WHERE (c.partition_id, c.consumer_group) IN (SELECT u.pid, u.grp FROM unnest(p_pids, p_groups) AS u (pid, grp))
-    ORDER BY c.partition_id, c.consumer_group
-    FOR UPDATE;
+    -- A pair whose outstanding batch is a requeue batch (docs/api/concepts.md §9.3; it ends at
+    -- or below the cursor, which the probe needs only then) is read with the requeue readings
+    -- of §8.2: qg_ack_split sends its items to qg_ack_requeue and the rest back here.
+    IF (SELECT coalesce(bool_or(x.rq), false) FROM (
+            SELECT c.batch_end <= c.cursor AND qg_requeue_batch(c.partition_id, c.consumer_group) AS rq
+            FROM consumers c
+            WHERE (c.partition_id, c.consumer_group) IN (SELECT u.pid, u.grp FROM unnest(p_pids, p_groups) AS u (pid, grp))
+            ORDER BY c.partition_id, c.consumer_group
+            FOR UPDATE) x) THEN
+        RETURN QUERY SELECT * FROM qg_ack_split(p_pids, p_keys, p_groups, p_statuses, p_leases, p_errors, p_required, v_now);
+        RETURN;
+    END IF;
 
     -- Every item evaluated at once (docs/api/concepts.md §8.2-8.3). Within a pair, items are taken in
     -- ascending position (ties in request order); a rejected item's checks use only the start
@@ -367,5 +375,7 @@ BEGIN
     )
     DELETE FROM partition_work w
     USING tops t
-    WHERE t.cur >= t.last_position AND w.partition_id = t.pid AND w.consumer_group = t.grp;
+    WHERE t.cur >= t.last_position AND w.partition_id = t.pid AND w.consumer_group = t.grp
+      -- a pair with a requeued set stays listed (docs/api/concepts.md §9.3)
+      AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = t.pid AND r.consumer_group = t.grp);
 END $$;

@@ -4,12 +4,15 @@
 -- p_now NULL means the database clock.
 
 -- Expiry of the latest live lease whose batch holds the message at p_pos, NULL when none: the
--- message is then not processing.
+-- message is then not processing. A requeue batch holds the requeued messages it delivered
+-- (docs/api/concepts.md §9.3), at or below the cursor.
 CREATE OR REPLACE FUNCTION qg_message_lease(p_pid uuid, p_pos bigint, p_now timestamptz)
 RETURNS timestamptz LANGUAGE sql STABLE AS $$
     SELECT max(c.lease_expires_at) FROM consumers c
     WHERE c.partition_id = p_pid AND c.lease_expires_at > coalesce(p_now, now())
-      AND c.cursor < p_pos AND p_pos <= c.batch_end;
+      AND ((c.cursor < p_pos AND p_pos <= c.batch_end)
+           OR (p_pos <= c.cursor AND EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = p_pid
+                 AND r.consumer_group = c.consumer_group AND r.position = p_pos AND r.in_batch)));
 $$;
 
 -- Counters of one partition: stored messages, unconsumed ones (after the slowest consumer's
@@ -45,9 +48,15 @@ CREATE OR REPLACE FUNCTION qg_message_status(p_pid uuid, p_pos bigint, p_mid uui
     p_now timestamptz)
 RETURNS text LANGUAGE sql STABLE AS $$
     WITH c AS (
-        SELECT count(*) AS n, count(*) FILTER (WHERE c.cursor < p_pos) AS behind,
-               count(*) FILTER (WHERE c.cursor < p_pos AND p_pos <= c.batch_end
-                                  AND c.lease_expires_at > coalesce(p_now, now())) AS leased
+        -- a message in a group's requeued set is not consumed by it (docs/api/concepts.md §10)
+        SELECT count(*) AS n,
+               count(*) FILTER (WHERE c.cursor < p_pos OR EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = p_pid
+                                  AND r.consumer_group = c.consumer_group AND r.position = p_pos)) AS behind,
+               count(*) FILTER (WHERE c.lease_expires_at > coalesce(p_now, now())
+                                  AND ((c.cursor < p_pos AND p_pos <= c.batch_end)
+                                       OR EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = p_pid
+                                                    AND r.consumer_group = c.consumer_group AND r.position = p_pos
+                                                    AND r.in_batch))) AS leased
         FROM consumers c
         WHERE c.partition_id = p_pid AND (p_group IS NULL OR c.consumer_group = p_group)
     )

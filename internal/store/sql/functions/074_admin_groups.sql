@@ -183,6 +183,8 @@ RETURNS void LANGUAGE sql AS $$
     -- A seek drops the pair's skip marks (docs/api/concepts.md §9.1): messages it moves back over
     -- are delivered again, the moved ones too.
     DELETE FROM skip_marks k WHERE k.partition_id = p_pid AND k.consumer_group = p_group;
+    -- and its requeued set (docs/api/concepts.md §9.3): the cursor alone says what comes next.
+    DELETE FROM requeued r WHERE r.partition_id = p_pid AND r.consumer_group = p_group;
     SELECT qg_track_work(ARRAY[p_pid], p_group);
 $$;
 

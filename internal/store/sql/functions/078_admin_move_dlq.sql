@@ -65,6 +65,18 @@ BEGIN
             INSERT INTO skip_marks (partition_id, consumer_group, position, created_at)
             VALUES (p_pid, v_c.consumer_group, v_pos, v_now);
             RETURN QUERY SELECT v_c.consumer_group, 'moved'::text, NULL::text;
+        ELSIF v_c.lease_expires_at > v_now AND v_c.batch_end <= v_c.cursor
+              AND EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = p_pid AND r.consumer_group = v_c.consumer_group
+                            AND r.position = v_pos AND r.in_batch) THEN
+            -- in the group's live requeue batch (docs/api/concepts.md §9.3)
+            RETURN QUERY SELECT v_c.consumer_group, 'skipped'::text, 'Message is leased'::text;
+        ELSIF EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = p_pid AND r.consumer_group = v_c.consumer_group
+                        AND r.position = v_pos) THEN
+            -- in the requeued set: dead-lettered again, it leaves the set
+            PERFORM qg_dead_letter(p_pid, v_pos, v_c.consumer_group, p_reason, 0, v_now);
+            DELETE FROM requeued r WHERE r.partition_id = p_pid AND r.consumer_group = v_c.consumer_group
+              AND r.position = v_pos;
+            RETURN QUERY SELECT v_c.consumer_group, 'moved'::text, NULL::text;
         ELSIF EXISTS (SELECT 1 FROM dlq d WHERE d.partition_id = p_pid AND d.message_id = v_mid
                         AND d.consumer_group = v_c.consumer_group) THEN
             RETURN QUERY SELECT v_c.consumer_group, 'moved'::text, NULL::text; -- dead-lettered already

@@ -118,6 +118,10 @@ BEGIN
         LOOP
             EXIT WHEN NOT qg_retention_due(v_m.created_at, v_m.position, v_p.min_cursor, v_p.rs, v_p.crs, v_now);
             CONTINUE WHEN qg_message_lease(v_p.id, v_m.position, v_now) IS NOT NULL;
+            -- A requeued message is not consumed (docs/api/concepts.md §10, §9.3): only the
+            -- age rule removes it.
+            CONTINUE WHEN NOT (v_p.rs > 0 AND v_m.created_at < v_now - v_p.rs * interval '1 second')
+                AND EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = v_p.id AND r.position = v_m.position);
             v_pids := v_pids || v_p.id;
             v_pos := v_pos || v_m.position;
             v_left := v_left - 1;
@@ -137,7 +141,8 @@ BEGIN
                  CASE WHEN q.retention_seconds > 0
                        AND m.created_at < v_now - q.retention_seconds * interval '1 second'
                       THEN 'retention' ELSE 'completed_retention' END AS kind,
-                 mc.c IS NULL OR u.pos > mc.c AS unc
+                 mc.c IS NULL OR u.pos > mc.c
+                     OR EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = u.pid AND r.position = u.pos) AS unc
           FROM unnest(v_pids, v_pos) AS u (pid, pos)
           JOIN messages m ON m.partition_id = u.pid AND m.position = u.pos
           JOIN partitions p ON p.id = u.pid
@@ -146,7 +151,9 @@ BEGIN
           WHERE q.retention_enabled
             AND qg_retention_due(m.created_at, u.pos, mc.c, q.retention_seconds,
                                  q.completed_retention_seconds, v_now)
-            AND qg_message_lease(u.pid, u.pos, v_now) IS NULL) x;
+            AND qg_message_lease(u.pid, u.pos, v_now) IS NULL
+            AND ((q.retention_seconds > 0 AND m.created_at < v_now - q.retention_seconds * interval '1 second')
+                 OR NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = u.pid AND r.position = u.pos))) x;
     IF v_pids IS NULL THEN
         RETURN;
     END IF;
