@@ -735,6 +735,15 @@ await test('broker stopped: the "Broker unreachable" banner shows and panels kee
   const page = await open(A);
   for (const p of missing404) page.allow404.add(p);
   await goto(page, '#/queues?q=orders');
+  // The database goes away: /health says so (503), the banner names it.
+  await page.route('**/health', (r) =>
+    r.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ status: 'unhealthy', database: 'disconnected', maintenanceMode: false, popMaintenanceMode: false, fileBuffer: { pending: 3, failed: 0 } }) }),
+  );
+  await page.getByRole('button', { name: 'Refresh now' }).click();
+  await page.locator('.banner', { hasText: 'Database unavailable' }).waitFor();
+  await page.locator('.banner', { hasText: '3 spooled messages are draining' }).waitFor();
+  await page.unroute('**/health');
+  // Then the broker itself: every request is refused.
   await page.route('**/api/v1/**', (r) => r.abort('connectionrefused'));
   await page.route('**/health', (r) => r.abort('connectionrefused'));
   await page.getByRole('button', { name: 'Refresh now' }).click();

@@ -205,7 +205,7 @@ export function Problem({ error, notFound }) {
 export function Panel({ title, st, children, actions, id, notFound }) {
   const hid = id ? id + '-h' : undefined;
   return (
-    <section class="panel" aria-labelledby={hid} id={id}>
+    <section class="panel" aria-labelledby={hid} id={id} aria-busy={st && st.data === undefined && !st.error ? 'true' : undefined}>
       <div class="panel-head">
         <h2 id={hid}>{title}</h2>
         {st && <Age st={st} />}

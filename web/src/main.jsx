@@ -276,7 +276,7 @@ function Banners({ me }) {
   const health = useData(get('health'), ['banner-health']);
   const [down, setDown] = useState(false);
   useEffect(() => on('net', (ok) => setDown(!ok)), []);
-  const h = health.data || (health.error && health.error.body) || null;
+  const h = (health.error && health.error.body && typeof health.error.body === 'object' ? health.error.body : null) || health.data || null;
   const out = [];
   if (down || (health.error && health.error.status === 0)) out.push(['error', 'Broker unreachable: showing the last data; retrying with back-off.']);
   if (h && h.database && h.database !== 'connected') out.push(['error', 'Database unavailable: reads fail and pushes go to the spool.']);
