@@ -1,6 +1,9 @@
 package auth
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Access is how far a token's roles reach (docs/api/operations.md §6.2). The values are
 // ordered, so a token reaches a level when its Access is at least that level.
@@ -41,6 +44,8 @@ type Identity struct {
 	Roles []string
 	// Access is the highest level the roles reach.
 	Access Access
+	// ExpiresAt is the token's exp claim, nil without one (GET /api/v1/auth/me).
+	ExpiresAt *time.Time
 }
 
 // ProducerSub returns the subject as the broker's producerSub argument: nil

@@ -247,6 +247,10 @@ func (v *Verifier) checkClaims(c jwt.MapClaims) *Error {
 func (v *Verifier) identity(c jwt.MapClaims) Identity {
 	var id Identity
 	id.Subject, _ = c["sub"].(string)
+	if exp, err := c.GetExpirationTime(); err == nil && exp != nil {
+		t := exp.UTC()
+		id.ExpiresAt = &t
+	}
 	for _, claim := range []string{v.cfg.RolesClaim, v.cfg.RolesArrayClaim} {
 		switch r := c[claim].(type) {
 		case string:

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -349,4 +350,55 @@ func TestAdminTraceNameSearch(t *testing.T) {
 	}
 	admError(b, "GET", "/api/v1/traces/names?search="+strings.Repeat("n", 256), nil, http.StatusBadRequest,
 		`{"error":"search exceeds 255 characters"}`)
+}
+
+// Exact lookups by transactionId and traceId (dashboard M10): any partition, no default window.
+func TestAdminMessageLookups(t *testing.T) {
+	b := admSetup(t, testserver.Options{FakeClock: true})
+	trace := "0198f2c1-0000-7000-8000-" + fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
+	b.admPushKeys("p1", "k1", "shared")
+	b.admPushKeys("p2", "shared")
+	b.txnCommit(obj{"operations": []any{obj{"type": "push", "queue": b.queue, "partition": "p3", "transactionId": "t1",
+		"payload": 1, "traceId": strings.ToUpper(trace)}}})
+	b.srv.Clock.Advance(3 * time.Hour) // outside the default window of one hour
+
+	list := func(query ...any) []string {
+		out := admGet(b, "/api/v1/messages"+admQuery(query...))
+		rows := admList(t, out["messages"])
+		keys := make([]string, len(rows))
+		for i, r := range rows {
+			keys[i] = r["partition"].(string) + "/" + r["transactionId"].(string)
+		}
+		return keys
+	}
+	for _, c := range []struct {
+		query []any
+		want  []string
+	}{
+		{[]any{"queue", b.queue}, []string{}}, // the default window is the last hour
+		{[]any{"queue", b.queue, "transactionId", "shared"}, []string{"p2/shared", "p1/shared"}},
+		{[]any{"queue", b.queue, "transactionId", "shared", "partition", "p1"}, []string{"p1/shared"}},
+		{[]any{"queue", b.queue, "transactionId", "SHARED"}, []string{}}, // exact
+		{[]any{"queue", b.queue, "transactionId", "shared", "limit", 1, "offset", 1}, []string{"p1/shared"}},
+		{[]any{"queue", b.queue, "transactionId", "shared", "status", "completed"}, []string{}},
+		{[]any{"traceId", trace}, []string{"p3/t1"}}, // in every queue; upper case on the way in is the same UUID
+		{[]any{"traceId", strings.ToUpper(trace), "queue", b.queue + "-other"}, []string{}},
+		{[]any{"traceId", trace, "transactionId", "t1"}, []string{"p3/t1"}},
+		{[]any{"traceId", trace, "transactionId", "k1"}, []string{}},
+		{[]any{"transactionId", "k1", "ns", b.queue}, []string{"p1/k1"}},
+		{[]any{"transactionId", "k1", "namespace", b.queue}, []string{"p1/k1"}},        // the alias
+		{[]any{"transactionId", "k1", "ns", "none", "namespace", b.queue}, []string{}}, // ns wins
+		{[]any{"transactionId", "k1", "queue", b.queue, "to", b.srv.Clock.Now().Add(-2 * time.Hour)}, []string{"p1/k1"}},
+		{[]any{"transactionId", "k1", "queue", b.queue, "from", b.srv.Clock.Now().Add(-time.Hour)}, []string{}},
+		{[]any{"transactionId", "a\x00b"}, []string{}},
+	} {
+		if got := list(c.query...); !slices.Equal(got, c.want) {
+			t.Fatalf("%v: %v, want %v", c.query, got, c.want)
+		}
+	}
+	for _, bad := range []string{"nope", "0198f2c1000070008000000000000000", trace + "0"} {
+		admError(b, "GET", "/api/v1/messages?traceId="+bad, nil, http.StatusBadRequest, `{"error":"traceId must be a UUID"}`)
+	}
+	admError(b, "GET", "/api/v1/messages?transactionId=x&from=yesterday", nil, http.StatusBadRequest,
+		`{"error":"Invalid from timestamp"}`)
 }

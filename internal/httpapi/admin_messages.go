@@ -83,14 +83,25 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Invalid status: "+status)
 		return
 	}
+	traceID := queryFilter(q, "traceId")
+	if traceID != "" {
+		if traceID = mq.CanonicalUUID(traceID); traceID == "" {
+			writeError(w, http.StatusBadRequest, "traceId must be a UUID")
+			return
+		}
+	}
 	from, to, msg := timeRange(q)
 	if msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
+	ns, given := queryString(q, "ns")
+	if !given {
+		ns = queryFilter(q, "namespace") // the alias; ns wins when both are given
+	}
 	f := mq.MessageFilter{Queue: queryFilter(q, "queue"), Partition: queryFilter(q, "partition"),
-		Namespace: queryFilter(q, "ns"), Task: queryFilter(q, "task"), Status: status, From: from, To: to,
-		Page: listPage(q, defaultMessageLimit)}
+		Namespace: ns, Task: queryFilter(q, "task"), Status: status, From: from, To: to,
+		TransactionID: queryFilter(q, "transactionId"), TraceID: traceID, Page: listPage(q, defaultMessageLimit)}
 	msgs, err := s.read.ListMessages(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)

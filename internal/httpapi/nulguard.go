@@ -26,7 +26,7 @@ func (g nulGuard) DeleteQueue(ctx context.Context, name string) (bool, error) {
 
 // ListMessages implements ReadSide.
 func (g nulGuard) ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.ListedMessage, error) {
-	if hasNUL(f.Queue, f.Partition, f.Namespace, f.Task, f.Status) {
+	if hasNUL(f.Queue, f.Partition, f.Namespace, f.Task, f.Status, f.TransactionID) {
 		return nil, nil
 	}
 	return g.ReadSide.ListMessages(ctx, f)

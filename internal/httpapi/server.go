@@ -107,6 +107,7 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	s.registerAdmin(r)
 	s.registerStatus(r)
 	s.registerMaintenance(r)
+	s.registerAuthMe(r)
 	if cfg.Dashboard != nil {
 		r.Handle(http.MethodGet, "/", LevelPublic, cfg.Dashboard.ServeHTTP)
 		r.Handle(http.MethodGet, "/assets/:file", LevelPublic, cfg.Dashboard.ServeHTTP)

@@ -7,8 +7,11 @@ import "time"
 type MessageFilter struct {
 	Queue, Partition, Namespace, Task string
 	Status                            string // "", pending, processing, completed or dead_letter
-	From, To                          *time.Time
-	Page                              Page
+	// TransactionID and TraceID look a message up exactly (dashboard M10); with either, From and
+	// To default to unbounded instead of the last hour. TraceID is a canonical UUID.
+	TransactionID, TraceID string
+	From, To               *time.Time
+	Page                   Page
 }
 
 // StoredMessage is what the admin routes show of a stored message.

@@ -12,7 +12,7 @@ import (
 func (s *Store) ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.ListedMessage, error) {
 	args := listMessagesArgs{Queue: nullIfEmpty(f.Queue), Partition: nullIfEmpty(f.Partition), Namespace: nullIfEmpty(f.Namespace),
 		Task: nullIfEmpty(f.Task), Status: nullIfEmpty(f.Status), From: f.From, To: f.To, Limit: f.Page.Limit,
-		Offset: f.Page.Offset, Now: s.nowArg()}
+		Offset: f.Page.Offset, Now: s.nowArg(), Key: nullIfEmpty(f.TransactionID), Trace: nullIfEmpty(f.TraceID)}
 	out, err := queryAll(ctx, s, sqlListMessages, args.args(),
 		func(r rowScanner, m *mq.ListedMessage) error {
 			return r.Scan(&m.ID, &m.TransactionID, &m.PartitionID, &m.Queue, &m.Partition, &m.Namespace, &m.Task,
@@ -26,7 +26,8 @@ func (s *Store) ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.List
 }
 
 const sqlListMessages = `SELECT * FROM qg_list_messages(p_queue => $1, p_partition => $2, p_namespace => $3,
-	p_task => $4, p_status => $5, p_from => $6, p_to => $7, p_limit => $8, p_offset => $9, p_now => $10)`
+	p_task => $4, p_status => $5, p_from => $6, p_to => $7, p_limit => $8, p_offset => $9, p_now => $10,
+	p_key => $11, p_trace => $12::uuid)`
 
 // listMessagesArgs are the parameters of qg_list_messages (see sqlCall).
 type listMessagesArgs struct {
@@ -34,10 +35,12 @@ type listMessagesArgs struct {
 	From, To                                  *time.Time
 	Limit, Offset                             int
 	Now                                       any
+	Key, Trace                                any // exact transactionId and traceId, nil: any
 }
 
 func (a listMessagesArgs) args() []any {
-	return []any{a.Queue, a.Partition, a.Namespace, a.Task, a.Status, a.From, a.To, a.Limit, a.Offset, a.Now}
+	return []any{a.Queue, a.Partition, a.Namespace, a.Task, a.Status, a.From, a.To, a.Limit, a.Offset, a.Now,
+		a.Key, a.Trace}
 }
 
 // MessageDetail returns one message; found is false when there is no such message.

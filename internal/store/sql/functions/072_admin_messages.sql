@@ -8,7 +8,8 @@
 -- consumers of the queues in the page and repeat on every row.
 CREATE OR REPLACE FUNCTION qg_list_messages(
     p_queue text, p_partition text, p_namespace text, p_task text, p_status text,
-    p_from timestamptz, p_to timestamptz, p_limit integer, p_offset integer, p_now timestamptz)
+    p_from timestamptz, p_to timestamptz, p_limit integer, p_offset integer, p_now timestamptz,
+    p_key text DEFAULT NULL, p_trace uuid DEFAULT NULL)
 RETURNS TABLE (id text, transaction_id text, partition_id text, queue_name text, partition_name text,
                namespace text, task text, status text, queue_status text, consumed_by bigint,
                total_groups bigint, trace_id text, producer_sub text, priority integer,
@@ -20,20 +21,52 @@ LANGUAGE sql STABLE AS $$
         FROM partitions p JOIN queues q ON q.id = p.queue_id
         WHERE (p_queue IS NULL OR q.name = p_queue) AND (p_partition IS NULL OR p.name = p_partition)
           AND (p_namespace IS NULL OR q.namespace = p_namespace) AND (p_task IS NULL OR q.task = p_task)
-    ), page AS (
+    ), win AS (
+        -- The window: the last hour by default, unbounded for a lookup by key or traceId.
+        SELECT coalesce(p_from, CASE WHEN p_key IS NULL AND p_trace IS NULL
+                                     THEN coalesce(p_now, now()) - interval '1 hour' ELSE '-infinity' END) AS lo,
+               coalesce(p_to, CASE WHEN p_key IS NULL AND p_trace IS NULL
+                                   THEN coalesce(p_now, now()) ELSE 'infinity' END) AS hi
+    ), found AS (
+        -- Three branches, each gated on its parameters (a one-time filter, so the others cost
+        -- nothing): the window walked per partition newest first; a key probed in each
+        -- partition's (partition_id, transaction_id) key; a traceId by its index.
         SELECT x.*, pt.name AS pname, pt.qid, pt.qname, pt.namespace, pt.task, pt.priority
         FROM parts pt
+        CROSS JOIN win
         CROSS JOIN LATERAL (
             SELECT m.partition_id, m.position, m.id, m.transaction_id, m.trace_id, m.producer_sub,
                    m.created_at, qg_message_status(m.partition_id, m.position, m.id, NULL, p_now) AS status
             FROM messages m
             WHERE m.partition_id = pt.id
-              AND m.created_at >= coalesce(p_from, coalesce(p_now, now()) - interval '1 hour')
-              AND m.created_at <= coalesce(p_to, p_now, now())
+              AND m.created_at >= win.lo AND m.created_at <= win.hi
               AND (p_status IS NULL OR qg_message_status(m.partition_id, m.position, m.id, NULL, p_now) = p_status)
             ORDER BY m.position DESC
             LIMIT p_limit + p_offset) x
-        ORDER BY x.created_at DESC, x.partition_id, x.position DESC
+        WHERE p_key IS NULL AND p_trace IS NULL
+        UNION ALL
+        SELECT m.partition_id, m.position, m.id, m.transaction_id, m.trace_id, m.producer_sub, m.created_at,
+               qg_message_status(m.partition_id, m.position, m.id, NULL, p_now),
+               pt.name, pt.qid, pt.qname, pt.namespace, pt.task, pt.priority
+        FROM parts pt
+        CROSS JOIN win
+        JOIN messages m ON m.partition_id = pt.id AND m.transaction_id = p_key
+        WHERE p_key IS NOT NULL
+          AND (p_trace IS NULL OR m.trace_id = p_trace)
+          AND m.created_at >= win.lo AND m.created_at <= win.hi
+        UNION ALL
+        SELECT m.partition_id, m.position, m.id, m.transaction_id, m.trace_id, m.producer_sub, m.created_at,
+               qg_message_status(m.partition_id, m.position, m.id, NULL, p_now),
+               pt.name, pt.qid, pt.qname, pt.namespace, pt.task, pt.priority
+        FROM messages m
+        JOIN parts pt ON pt.id = m.partition_id
+        CROSS JOIN win
+        WHERE p_key IS NULL AND p_trace IS NOT NULL AND m.trace_id = p_trace AND m.trace_id IS NOT NULL
+          AND m.created_at >= win.lo AND m.created_at <= win.hi
+    ), page AS (
+        SELECT f.* FROM found f
+        WHERE p_status IS NULL OR f.status = p_status
+        ORDER BY f.created_at DESC, f.partition_id, f.position DESC
         LIMIT p_limit OFFSET p_offset
     ), mode AS (
         SELECT coalesce(bool_or(c.consumer_group = '__QUEUE_MODE__'), false) AS has_qm,
