@@ -418,3 +418,56 @@ func TestRequeueBatchInTransaction(t *testing.T) {
 	}
 	b.mustPop(PopRequest{Group: "g"}, "b")
 }
+
+// A requeued message is unconsumed (docs/api/concepts.md §10): it counts against maxSize and
+// the message detail shows it not consumed by its group.
+func TestRequeuedCountsUnconsumed(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.MaxSize = 2 })
+	res := b.pushKeys("p", "a", "b")
+	b.deadLetter(mq.QueueMode, "a")
+	p := b.mustPop(PopRequest{}, "b")
+	b.mustAck(ackOf(p, 0, mq.AckCompleted))
+	b.pushKeys("p", "c")
+	b.redeliver(b.dlqIDs(mq.QueueMode)...)
+	if r := b.pushRows(row(b.queue, "p", "d"))[0]; r.Status != mq.StatusFailed {
+		t.Fatalf("push over maxSize with a requeued message: %q, want failed", r.Status)
+	}
+	d, found, err := b.s.MessageDetail(b.ctx, res[0].PartitionID, "a")
+	if err != nil || !found || len(d.Consumers) != 1 || d.Consumers[0].Consumed {
+		t.Fatalf("detail of a: %+v %v %v", d.Consumers, found, err)
+	}
+	b.mustPop(PopRequest{Batch: 5}, "a")
+	if d, _, _ = b.s.MessageDetail(b.ctx, res[0].PartitionID, "a"); d.Consumers[0].LeaseExpiresAt == nil {
+		t.Fatalf("a in a live requeue batch: %+v", d.Consumers)
+	}
+}
+
+// Eviction counts a requeued message's wait from its requeue (docs/api/concepts.md §11) and
+// dead-letters it for the group whose set held it.
+func TestEvictionOfRequeued(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.MaxWaitTimeSeconds = 60 })
+	b.pushKeys("p", "a", "b")
+	b.deadLetter("g", "a")
+	p := b.mustPop(PopRequest{Group: "g"}, "b")
+	b.mustAck(ackOf(p, 0, mq.AckCompleted))
+	b.clock.Advance(100 * time.Second)
+	b.redeliver(b.dlqIDs("g")...)
+	b.eviction(100)
+	if got := b.stored(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("stored %v: a was requeued just now", got)
+	}
+	b.clock.Advance(61 * time.Second)
+	b.eviction(100)
+	if got := b.stored(); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("stored %v, want b", got)
+	}
+	if d := b.dlq(b.queue); len(d) != 1 || d[0].Group != "g" || d[0].Error != "Max wait time exceeded" {
+		t.Fatalf("dlq %+v", d)
+	}
+	if s := b.requeuedSet("p", "g"); len(s) != 0 {
+		t.Fatalf("set %v", s)
+	}
+	b.noPop(PopRequest{Group: "g"})
+}

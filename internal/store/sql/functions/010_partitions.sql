@@ -42,13 +42,15 @@ BEGIN
 END $$;
 
 -- Unconsumed messages of a queue (docs/api/concepts.md §10): per partition, the messages past the
--- slowest consumer's cursor (all of them while the partition has no consumer).
+-- slowest consumer's cursor (all of them while the partition has no consumer), and those at or
+-- below it that lie in some group's requeued set (§9.3).
 CREATE OR REPLACE FUNCTION qg_unconsumed_count(p_queue_id uuid)
 RETURNS bigint LANGUAGE sql STABLE AS $$
-    SELECT coalesce(sum((SELECT count(*) FROM messages m
-                         WHERE m.partition_id = p.id
-                           AND m.position > coalesce((SELECT min(c.cursor) FROM consumers c
-                                                      WHERE c.partition_id = p.id), 0))), 0)
+    SELECT coalesce(sum((SELECT count(*) FROM messages m WHERE m.partition_id = p.id AND m.position > x.min_cursor)
+                        + (SELECT count(DISTINCT r.position) FROM requeued r
+                           WHERE r.partition_id = p.id AND r.position <= x.min_cursor)), 0)
     FROM partitions p
+    CROSS JOIN LATERAL (SELECT coalesce((SELECT min(c.cursor) FROM consumers c WHERE c.partition_id = p.id), 0)
+                        AS min_cursor) x
     WHERE p.queue_id = p_queue_id;
 $$;

@@ -29,11 +29,18 @@ LANGUAGE sql STABLE AS $$
                max(c.batch_end) FILTER (WHERE c.lease_expires_at > coalesce(p_now, now())) AS hi
         FROM consumers c WHERE c.partition_id = p_pid
     )
+    -- Requeued messages (docs/api/concepts.md §9.3) are unconsumed, and processing while a live
+    -- requeue batch holds them, at or below the cursors.
     SELECT (SELECT count(*) FROM messages m WHERE m.partition_id = p_pid),
-           (SELECT count(*) FROM messages m WHERE m.partition_id = p_pid AND m.position > c.min_cursor),
-           (SELECT count(*) FROM messages m
-            WHERE m.partition_id = p_pid AND m.position > c.lo AND m.position <= c.hi
-              AND qg_message_lease(p_pid, m.position, p_now) IS NOT NULL),
+           (SELECT count(*) FROM messages m WHERE m.partition_id = p_pid AND m.position > c.min_cursor)
+           + (SELECT count(DISTINCT r.position) FROM requeued r WHERE r.partition_id = p_pid AND r.position <= c.min_cursor),
+           (SELECT count(*) FROM (
+                SELECT m.position FROM messages m
+                WHERE m.partition_id = p_pid AND m.position > c.lo AND m.position <= c.hi
+                  AND qg_message_lease(p_pid, m.position, p_now) IS NOT NULL
+                UNION
+                SELECT r.position FROM requeued r
+                WHERE r.partition_id = p_pid AND r.in_batch AND qg_message_lease(p_pid, r.position, p_now) IS NOT NULL) x),
            (SELECT count(*) FROM dlq d WHERE d.partition_id = p_pid),
            (SELECT m.created_at FROM messages m WHERE m.partition_id = p_pid ORDER BY m.position LIMIT 1),
            (SELECT m.created_at FROM messages m WHERE m.partition_id = p_pid ORDER BY m.position DESC LIMIT 1)

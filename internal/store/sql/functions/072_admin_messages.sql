@@ -76,7 +76,9 @@ LANGUAGE sql STABLE AS $$
     SELECT pg.id::text, pg.transaction_id, pg.partition_id::text, pg.qname, pg.pname, pg.namespace, pg.task,
            pg.status, qg_message_status(pg.partition_id, pg.position, pg.id, '__QUEUE_MODE__', p_now),
            (SELECT count(*) FROM consumers c WHERE c.partition_id = pg.partition_id
-              AND c.consumer_group <> '__QUEUE_MODE__' AND c.cursor >= pg.position),
+              AND c.consumer_group <> '__QUEUE_MODE__' AND c.cursor >= pg.position
+              AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = pg.partition_id
+                                AND r.consumer_group = c.consumer_group AND r.position = pg.position)),
            (SELECT count(*) FROM consumers c WHERE c.partition_id = pg.partition_id
               AND c.consumer_group <> '__QUEUE_MODE__'),
            pg.trace_id::text, pg.producer_sub, pg.priority, pg.created_at,
@@ -112,11 +114,16 @@ $$;
 CREATE OR REPLACE FUNCTION qg_message_consumers(p_pid uuid, p_key text, p_now timestamptz)
 RETURNS TABLE (consumer_group text, consumed boolean, lease_expires_at timestamptz)
 LANGUAGE sql STABLE AS $$
-    SELECT c.consumer_group, c.cursor >= m.position,
-           CASE WHEN c.lease_expires_at > coalesce(p_now, now()) AND c.cursor < m.position
-                     AND m.position <= c.batch_end THEN c.lease_expires_at END
+    -- a message in the group's requeued set is not consumed by it; its requeue batch holds it
+    -- (docs/api/concepts.md §9.3, §10)
+    SELECT c.consumer_group, c.cursor >= m.position AND r.position IS NULL,
+           CASE WHEN c.lease_expires_at > coalesce(p_now, now())
+                     AND ((c.cursor < m.position AND m.position <= c.batch_end) OR coalesce(r.in_batch, false))
+                THEN c.lease_expires_at END
     FROM messages m
     JOIN consumers c ON c.partition_id = m.partition_id
+    LEFT JOIN requeued r ON r.partition_id = m.partition_id AND r.consumer_group = c.consumer_group
+                        AND r.position = m.position
     WHERE m.partition_id = p_pid AND m.transaction_id = p_key
     ORDER BY c.consumer_group;
 $$;

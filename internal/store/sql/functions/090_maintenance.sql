@@ -199,6 +199,19 @@ BEGIN
             v_left := v_left - 1;
             EXIT WHEN v_left <= 0;
         END LOOP;
+        -- Requeued messages at or below every cursor are unconsumed too, their wait counted from
+        -- their requeue (docs/api/concepts.md §11, §9.3). The set is nearly always empty.
+        FOR v_m IN SELECT DISTINCT r.position FROM requeued r
+                   WHERE r.partition_id = v_p.id AND r.position <= v_p.min_cursor
+                     AND r.requeued_at < v_now - v_p.mw * interval '1 second'
+                   ORDER BY r.position
+        LOOP
+            EXIT WHEN v_left <= 0;
+            CONTINUE WHEN qg_message_lease(v_p.id, v_m.position, v_now) IS NOT NULL;
+            v_pids := v_pids || v_p.id;
+            v_pos := v_pos || v_m.position;
+            v_left := v_left - 1;
+        END LOOP;
     END LOOP;
     IF cardinality(v_pids) = 0 THEN
         RETURN;
@@ -219,27 +232,35 @@ BEGIN
     JOIN partitions p ON p.id = u.pid
     JOIN queues q ON q.id = p.queue_id
     WHERE q.max_wait_time_seconds > 0
-      AND m.created_at < v_now - q.max_wait_time_seconds * interval '1 second'
-      AND u.pos > coalesce(qg_min_cursor(u.pid), 0)
+      AND ((m.created_at < v_now - q.max_wait_time_seconds * interval '1 second'
+            AND u.pos > coalesce(qg_min_cursor(u.pid), 0))
+           OR EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = u.pid AND r.position = u.pos
+                        AND r.requeued_at < v_now - q.max_wait_time_seconds * interval '1 second'))
       AND qg_message_lease(u.pid, u.pos, v_now) IS NULL;
     IF v_pids IS NULL THEN
         RETURN;
     END IF;
     v_n := cardinality(v_pids);
 
-    -- The group's retry counter belongs to its outstanding batch (docs/api/concepts.md §9).
+    -- The group's retry counter belongs to its outstanding batch (docs/api/concepts.md §9); a
+    -- requeued message is unconsumed by the groups whose set holds it, with its own counter.
     PERFORM qg_dead_letter(u.pid, u.pos, g.grp, 'Max wait time exceeded', g.r, v_now)
     FROM unnest(v_pids, v_pos) AS u (pid, pos)
     CROSS JOIN LATERAL (
         SELECT c.consumer_group AS grp,
-               CASE WHEN u.pos <= c.batch_end THEN c.retry_count ELSE 0 END AS r
-        FROM consumers c WHERE c.partition_id = u.pid AND c.cursor < u.pos
+               CASE WHEN r.position IS NOT NULL THEN r.rq WHEN u.pos <= c.batch_end THEN c.retry_count ELSE 0 END AS r
+        FROM consumers c
+        LEFT JOIN requeued r ON r.partition_id = c.partition_id AND r.consumer_group = c.consumer_group
+                            AND r.position = u.pos
+        WHERE c.partition_id = u.pid AND (c.cursor < u.pos OR r.position IS NOT NULL)
         UNION ALL
         SELECT '__QUEUE_MODE__', 0
         WHERE NOT EXISTS (SELECT 1 FROM consumers c WHERE c.partition_id = u.pid)) g
     ORDER BY u.pid, u.pos, g.grp;
     SELECT array_agg(greatest((SELECT count(*) FROM consumers c
-                               WHERE c.partition_id = u.pid AND c.cursor < u.pos), 1)::integer ORDER BY u.ord)
+                               WHERE c.partition_id = u.pid
+                                 AND (c.cursor < u.pos OR EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = u.pid
+                                        AND r.consumer_group = c.consumer_group AND r.position = u.pos))), 1)::integer ORDER BY u.ord)
     INTO v_dead
     FROM unnest(v_pids, v_pos) WITH ORDINALITY AS u (pid, pos, ord);
 
