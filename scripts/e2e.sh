@@ -75,7 +75,7 @@ rm -rf "$out"
 mkdir -p "$out"
 set +e
 E2E_URL="http://127.0.0.1:$pa" E2E_AUTH_URL="http://127.0.0.1:$pb" E2E_SECRET="$secret" E2E_OUT="$out" CHROMIUM="$chromium" \
-	timeout 600 node web/e2e/run.mjs
+	timeout 900 node web/e2e/run.mjs
 rc=$?
 set -e
 log "screenshots: $out"

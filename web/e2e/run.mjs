@@ -124,7 +124,7 @@ let current = null;
 let lastPage = null;
 
 /** open gives a page that records console errors, CSP violations, failed and foreign requests. */
-async function open(base, { theme = 'light', size = [1440, 900], token, storage } = {}) {
+async function open(base, { theme = 'light', size = [1440, 900], token, storage = { 'qg.refresh': '0' } } = {}) {
   const ctx = await browser.newContext({ viewport: { width: size[0], height: size[1] }, colorScheme: theme, reducedMotion: 'reduce' });
   if (token || storage) {
     await ctx.addInitScript(
@@ -230,7 +230,6 @@ async function test(name, fn) {
       await lastPage.screenshot({ path: shot }).catch(() => {});
       const dlg = await lastPage.locator('dialog[open]').innerText().catch(() => '');
       if (dlg) e.message += '\nopen dialog: ' + dlg.replace(/\s+/g, ' ').slice(0, 300);
-      await lastPage.ctx.close().catch(() => {});
     }
     console.log(`FAIL  ${name} (${Date.now() - t0} ms)\n      ${e.message.split('\n').join('\n      ')}`);
   }
@@ -283,8 +282,8 @@ const PAGES = [
   ['not-found', '#/no-such-view'],
 ];
 
-for (const theme of ['light', 'dark']) {
-  await test(`every page, ${theme} theme: no console error, CSP violation, failed or foreign request; axe; screenshots`, async () => {
+await Promise.all(['light', 'dark'].map((theme) =>
+  test(`every page, ${theme} theme: no console error, CSP violation, failed or foreign request; axe; screenshots`, async () => {
     for (const size of [
       [1440, 900],
       [390, 844],
@@ -301,8 +300,22 @@ for (const theme of ['light', 'dark']) {
       }
       await close(page);
     }
-  });
-}
+  }),
+));
+
+await test('README screenshots (small): overview in light, a lag heatmap in dark', async () => {
+  for (const [name, hash, theme] of [
+    ['dashboard-overview', '#/', 'light'],
+    ['dashboard-heatmap', '#/queues/orders?tab=lag', 'dark'],
+  ]) {
+    const page = await open(A, { theme, size: [1100, 680] });
+    for (const p of missing404) page.allow404.add(p);
+    await goto(page, hash);
+    await page.screenshot({ path: `${OUT}/${name}.png` });
+    clean(page, name);
+    await close(page);
+  }
+});
 
 await test('numbers equal the API answers (overview tiles, queue list total, DLQ total, partitions)', async () => {
   await api('/api/v1/stats/refresh', { method: 'POST', body: {} });

@@ -422,6 +422,11 @@ function DLQTable({ rows, sel, onOpen, filtered }) {
         { key: 'failedAt', label: 'Failed', render: (r) => fmtTime(r.failedAt, true) },
         { key: 'queue', label: 'Queue', render: (r) => <a href={link(['queues', r.queue])}>{r.queue}</a> },
         { key: 'partition', label: 'Partition' },
+        {
+          key: 'transactionId',
+          label: 'Message',
+          render: (r) => (r.messageStored !== false ? <a href={link(['messages', r.partitionId, r.transactionId])}>{r.transactionId}</a> : <span title="no longer stored">{r.transactionId} (gone)</span>),
+        },
         { key: 'consumerGroup', label: 'Group', render: (r) => <GroupName name={r.consumerGroup} /> },
         { key: 'errorMessage', label: 'Reason', render: (r) => <button class="link" onClick={() => setQuery({ error: r.errorMessage })}>{r.errorMessage || '—'}</button> },
         { key: 'retryCount', label: 'Retries', num: true },
