@@ -393,6 +393,25 @@ await test('delete a message: its detail answers 404 afterwards', async () => {
   await close(page);
 });
 
+await test('settings: edit one option, review the change, save; configure stored it and kept the others', async () => {
+  const before = await api('/api/v1/resources/queues/emails?limit=0');
+  if (!before.options) throw new Error('GET /api/v1/resources/queues/:queue has no options (M9)');
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  await goto(page, '#/queues/emails?tab=settings');
+  await page.getByLabel('retryLimit', { exact: true }).fill('7');
+  await page.getByRole('button', { name: /^Review 1 change$/ }).click();
+  const dlg = page.locator('dialog');
+  assert((await dlg.innerText()).includes('retryLimit'), 'review does not name the change');
+  await dlg.getByRole('button', { name: 'Save', exact: true }).click();
+  await dlg.locator('pre.json').waitFor();
+  const after = await api('/api/v1/resources/queues/emails?limit=0');
+  assert(after.options.retryLimit === 7, 'retryLimit not saved: ' + after.options.retryLimit);
+  for (const [k, v] of Object.entries(before.options)) if (k !== 'retryLimit') assert(JSON.stringify(after.options[k]) === JSON.stringify(v), `option ${k} changed: ${v} → ${after.options[k]}`);
+  clean(page, 'settings');
+  await close(page);
+});
+
 await test('seek a queue to its end: the lag shown and the API lag go to 0', async () => {
   const page = await open(A);
   for (const p of missing404) page.allow404.add(p);

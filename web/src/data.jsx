@@ -21,7 +21,7 @@ function msgWindow(q) {
 }
 
 export function Messages({ q }) {
-  const limit = Math.min(Number(q.limit) || 100, 1000);
+  const limit = Math.min(Number(q.limit) || 100, 200);
   const exact = q.transactionId || q.traceId;
   const range = exact ? {} : msgWindow(q);
   const query = {

@@ -264,7 +264,7 @@ export function System({ q }) {
           </>
         )}
       </Panel>
-      <Panel title="Background jobs" st={admin ? jobs : health} id="jobs">
+      <Panel title="Background jobs" st={admin && !(jobs.error && jobs.error.status === 404) ? jobs : health} id="jobs">
         {admin && jobs.data ? (
           <Table
             caption="Background jobs across instances"
