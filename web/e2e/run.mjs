@@ -64,7 +64,8 @@ const TOKENS = {
 const S = {}; // what the tests need to know about the seeded data
 
 async function pop(queue, group, batch = 1) {
-  return ok(A, `/api/v1/pop/queue/${encodeURIComponent(queue)}?consumerGroup=${encodeURIComponent(group)}&wait=false&batch=${batch}`);
+  // 204 (nothing to deliver) has no body.
+  return (await ok(A, `/api/v1/pop/queue/${encodeURIComponent(queue)}?consumerGroup=${encodeURIComponent(group)}&wait=false&batch=${batch}`)) || { messages: [] };
 }
 async function ack(msg, leaseId, group, status = 'completed', error) {
   return api('/api/v1/ack', { method: 'POST', body: { transactionId: msg.transactionId, partitionId: msg.partitionId, leaseId, status, error, consumerGroup: group } });
@@ -506,13 +507,13 @@ await test('delete a consumer group on one queue and a queue (name typed): the A
 // ---------- auth matrix ----------
 
 const CONTROLS = [
-  // [page, control name, level needed]
-  ['#/queues/orders', 'Publish a test message', 'read-write'],
-  ['#/queues/orders', 'Delete queue…', 'admin'],
-  [`#/messages/${S.byTxn['order-6'].partition_id}/order-6`, 'Delete message…', 'read-write'],
-  ['#/groups/shipping', 'Seek queue…', 'read-write'],
-  ['#/groups/shipping', 'Delete group everywhere…', 'admin'],
-  ['#/system', 'Recompute counters…', 'admin'],
+  // [page, control name, level needed, what every role sees once the page's data is in]
+  ['#/queues/orders', 'Publish a test message', 'read-write', 'text=Messages of this queue'],
+  ['#/queues/orders', 'Delete queue…', 'admin', 'text=Messages of this queue'],
+  [`#/messages/${S.byTxn['order-6'].partition_id}/order-6`, 'Delete message…', 'read-write', 'text=Copy as curl'],
+  ['#/groups/shipping', 'Seek queue…', 'read-write', 'h2:has-text("Queue orders")'],
+  ['#/groups/shipping', 'Delete group everywhere…', 'admin', 'h2:has-text("Queue orders")'],
+  ['#/system', 'Recompute counters…', 'admin', '#health dl'],
 ];
 const RANK = { 'read-only': 1, 'read-write': 2, admin: 3 };
 
@@ -529,10 +530,14 @@ for (const role of ['read-only', 'read-write', 'admin']) {
     await dlg.waitFor({ state: 'detached' });
     await settle(page);
     if (HAVE.me) {
-      const chip = await text(page, '.auth-chip');
+      const chip = await until(page, (r) => {
+        const t = document.querySelector('.auth-chip').textContent;
+        return t.includes(r) && t;
+      }, role).catch(async () => text(page, '.auth-chip'));
       assert(chip.includes(role), `chip "${chip}" does not name ${role}`);
-      for (const [hash, name, need] of CONTROLS) {
+      for (const [hash, name, need, ready] of CONTROLS) {
         await goto(page, hash);
+        await page.locator(ready).first().waitFor();
         const n = await page.getByRole('button', { name, exact: true }).count();
         const want = RANK[role] >= RANK[need];
         assert(want ? n > 0 : n === 0, `${role} on ${hash}: "${name}" ${n ? 'shown' : 'absent'}`);
@@ -678,7 +683,7 @@ await test('keyboard only: open a queue (palette), open a message (Enter on a ro
   const a = await page.evaluate(() => document.activeElement.dataset.r + ',' + document.activeElement.dataset.c);
   await page.keyboard.press('ArrowDown');
   const b = await page.evaluate(() => document.activeElement.dataset.r + ',' + document.activeElement.dataset.c);
-  assert(a === '0,0' && b === '1,0', `arrows in the heatmap: ${a} → ${b}`);
+  assert(a === '0,0' && b !== a && b.endsWith(',0'), `arrows in the heatmap: ${a} → ${b}`);
   clean(page, 'keyboard');
   await close(page);
 });

@@ -3,7 +3,7 @@ import { useState, useEffect } from 'preact/hooks';
 import { api, qs, seg } from './api.js';
 import {
   useData, get, Panel, Table, Pager, link, go, setQuery, fmtNum, fmtDur, fmtTime, fmtBytes, Gate, Confirm, Field,
-  SearchBox, useCan, CopyButton, State, announce, Problem, Dialog, refreshNow, useSelection, useAsync, WINDOWS,
+  SearchBox, useCan, CopyButton, State, announce, Problem, Dialog, refreshNow, useSelection, useAsync, WINDOWS, Pending,
 } from './lib.jsx';
 import { Bars } from './charts.jsx';
 import { GroupName, GroupTable } from './overview.jsx';
@@ -229,6 +229,7 @@ export function MessageDetail({ pid, txn }) {
         <a href="#/messages">Messages</a> / <span>{txn}</span>
       </nav>
       <h1>Message {txn}</h1>
+      <Pending st={st} />
       {st.error && st.error.status === 404 ? (
         <p class="alert">
           Message <code>{txn}</code> not found (deleted, or removed by retention?). <a href="#/messages">Back to messages</a>
@@ -599,6 +600,7 @@ export function GroupDetail({ name, q }) {
       <h1>
         Consumer group <GroupName name={name} />
       </h1>
+      <Pending st={st} />
       {st.error && st.error.status === 404 ? (
         <p class="alert">
           Consumer group <code>{name}</code> not found: a group appears after its first pop. <a href="#/groups">Back to groups</a>

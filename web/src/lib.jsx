@@ -180,6 +180,12 @@ export function Loading({ rows = 3 }) {
   );
 }
 
+/** Pending marks a view's first load (aria-busy) and shows skeleton rows after 200 ms (§1). */
+export function Pending({ st }) {
+  if (!st || st.data !== undefined || st.error) return null;
+  return <div aria-busy="true">{st.slow ? <Loading /> : null}</div>;
+}
+
 /** Problem renders an error as §1's state table says. */
 export function Problem({ error, notFound }) {
   if (!error) return null;

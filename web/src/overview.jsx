@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, qs, seg } from './api.js';
 import {
   useData, get, Panel, Table, Pager, link, go, setQuery, fmtNum, fmtDur, fmtTime, Gate, Confirm, Field,
-  SearchBox, useCan, CopyButton, State, windowRange, announce, useAsync, Problem, Dialog, refreshNow,
+  SearchBox, useCan, CopyButton, State, windowRange, announce, useAsync, Problem, Dialog, refreshNow, Pending,
 } from './lib.jsx';
 import { LineChart } from './charts.jsx';
 
@@ -298,6 +298,7 @@ export function QueueDetail({ name, q }) {
         <a href="#/queues">Queues</a> / <span>{name}</span>
       </nav>
       <h1>Queue {name}</h1>
+      <Pending st={res} />
       <Problem error={res.error} />
       {d && (
         <div class="qhead">
@@ -477,8 +478,16 @@ function Heatmap({ name, q }) {
     const d = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
     if (!d) return;
     e.preventDefault();
-    const next = e.currentTarget.querySelector(`[data-r="${r + d[0]}"][data-c="${c + d[1]}"]`);
-    if (next) next.focus();
+    // Skip pairs without a cursor (no cell) in the direction of the arrow.
+    for (let k = 1; k <= 200; k++) {
+      const next = e.currentTarget.querySelector(`[data-r="${r + d[0] * k}"][data-c="${c + d[1] * k}"]`);
+      if (next) {
+        cell.tabIndex = -1;
+        next.tabIndex = 0;
+        next.focus();
+        return;
+      }
+    }
   };
   return (
     <Panel title="Lag heatmap: partition × consumer group" st={st} id="heatmap">
