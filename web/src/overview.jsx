@@ -470,6 +470,7 @@ function Heatmap({ name, q }) {
     parts.set(r.partition_name, p);
   }
   const list = [...parts.values()].sort((a, b) => b.worst - a.worst || a.name.localeCompare(b.name)).slice(0, 100);
+  const firstCell = { done: false }; // roving tabindex: the first cell drawn takes Tab
   const move = (e) => {
     const cell = e.target.closest('[data-r]');
     if (!cell) return;
@@ -528,7 +529,7 @@ function Heatmap({ name, q }) {
                           class={'cell l' + step}
                           data-r={ri}
                           data-c={ci}
-                          tabIndex={ri === 0 && ci === 0 ? 0 : -1}
+                          tabIndex={firstCell.done ? -1 : ((firstCell.done = true), 0)}
                           aria-label={`${p.name}, ${g}: ${STEP_LABEL[step]}, time lag ${fmtDur(c.time_lag_seconds)}, offset lag ${c.offset_lag}`}
                           title={`time lag ${fmtDur(c.time_lag_seconds)}, offset lag ${c.offset_lag}`}
                           onClick={() => setPick(c)}
