@@ -15,9 +15,10 @@ func (a *Admin) ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueL
 	return a.store.ListQueues(ctx, f)
 }
 
-// LabelSummaries groups the queues by task (byTask) or by namespace: one page, by label.
-func (a *Admin) LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error) {
-	return a.store.LabelSummaries(ctx, byTask, bounded(p))
+// LabelSummaries groups the queues by task or by namespace: one page of the labels matching f.
+func (a *Admin) LabelSummaries(ctx context.Context, f mq.LabelFilter) (mq.LabelList, error) {
+	f.Page = bounded(f.Page)
+	return a.store.LabelSummaries(ctx, f)
 }
 
 // bounded is the read side's own guard on a page: never more than mq.MaxListRows rows, whatever

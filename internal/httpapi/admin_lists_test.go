@@ -402,3 +402,47 @@ func TestAdminMessageLookups(t *testing.T) {
 	admError(b, "GET", "/api/v1/messages?transactionId=x&from=yesterday", nil, http.StatusBadRequest,
 		`{"error":"Invalid from timestamp"}`)
 }
+
+// Namespace and task listings: search, sort, paging, total (admin-api.md "Listing parameters").
+func TestAdminLabelListings(t *testing.T) {
+	b := admSetup(t, testserver.Options{})
+	u := b.queue
+	// Namespaces nA (two queues, 3 pending), nB (one queue, 1 pending), n_C (one queue, none).
+	for _, q := range []struct{ queue, ns string }{{u + "-1", "nA-" + u}, {u + "-2", "nA-" + u}, {u + "-3", "nB-" + u}, {u + "-4", "n_C-" + u}} {
+		admJSON[obj](b, http.StatusOK, "POST", "/api/v1/configure", obj{"queue": q.queue, "namespace": q.ns, "task": "t-" + q.ns})
+	}
+	b.push("", obj{"queue": u + "-1", "payload": 1}, obj{"queue": u + "-1", "payload": 2})
+	b.push("", obj{"queue": u + "-2", "payload": 1})
+	b.push("", obj{"queue": u + "-3", "payload": 1})
+	b.lsRefresh()
+
+	labels := func(path, key string, query ...any) ([]string, int64) {
+		out := admShape(t, admGet(b, path+admQuery(append([]any{"search", "-" + u}, query...)...)), key, "total", "pagination", "statsAge")
+		return admField(admList(t, out[key]), key[:len(key)-1]), admNum(t, out["total"])
+	}
+	a, bb, c := "nA-"+u, "nB-"+u, "n_C-"+u
+	for _, cs := range []struct {
+		query []any
+		want  []string
+		total int64
+	}{
+		{nil, []string{a, bb, c}, 3},
+		{[]any{"order", "desc"}, []string{c, bb, a}, 3},
+		{[]any{"sort", "queues"}, []string{a, bb, c}, 3},
+		{[]any{"sort", "pending", "order", "asc"}, []string{c, bb, a}, 3},
+		{[]any{"search", "N_c-"}, []string{c}, 1},
+		{[]any{"limit", 1, "offset", 1}, []string{bb}, 3},
+		{[]any{"limit", 0}, []string{}, 3},
+	} {
+		if got, total := labels("/api/v1/resources/namespaces", "namespaces", cs.query...); !slices.Equal(got, cs.want) || total != cs.total {
+			t.Fatalf("namespaces %v: %v total %d, want %v", cs.query, got, total, cs.want)
+		}
+	}
+	if got, total := labels("/api/v1/resources/tasks", "tasks", "sort", "queues"); !slices.Equal(got, []string{"t-" + a, "t-" + bb, "t-" + c}) || total != 3 {
+		t.Fatalf("tasks: %v %d", got, total)
+	}
+	for _, path := range []string{"/api/v1/resources/namespaces", "/api/v1/resources/tasks"} {
+		admError(b, "GET", path+"?sort=partitions", nil, http.StatusBadRequest, `{"error":"Invalid sort: partitions"}`)
+		admError(b, "GET", path+"?order=sideways", nil, http.StatusBadRequest, `{"error":"Invalid order: sideways"}`)
+	}
+}

@@ -22,13 +22,14 @@ func TestAdminNamespacesAndTasks(t *testing.T) {
 	b.admPushKeys("p2", "c")
 	b.push("", obj{"queue": second, "payload": 1})
 	b.admAckAll(b.admPop("p1", "", 1), "completed", "") // a: consumed, so not pending
+	b.lsRefresh()                                       // message counters come from the stats job
 
 	for _, c := range []struct{ path, key, label string }{
 		{"/api/v1/resources/namespaces", "namespace", ns},
 		{"/api/v1/resources/tasks", "task", task},
 	} {
 		out := admGet(b, c.path)
-		list := admList(t, admShape(t, out, c.key+"s", "pagination")[c.key+"s"])
+		list := admList(t, admShape(t, out, c.key+"s", "total", "pagination", "statsAge")[c.key+"s"])
 		mine := admWhere(list, c.key, c.label)
 		if len(mine) != 1 {
 			t.Fatalf("%s: %d entries for %s", c.path, len(mine), c.label)
@@ -40,6 +41,7 @@ func TestAdminNamespacesAndTasks(t *testing.T) {
 		}
 	}
 	// Queues named without a dot have the task "", grouped under "".
+	b.push("", obj{"queue": b.queue + "-plain", "payload": 1})
 	if none := admWhere(admList(t, admGet(b, "/api/v1/resources/tasks")["tasks"]), "task", ""); len(none) != 1 {
 		t.Fatalf("tasks: %d entries for the empty task", len(none))
 	}

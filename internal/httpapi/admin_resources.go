@@ -167,24 +167,34 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) { s.listLabels(w, r, "tasks") }
 
-// listLabels answers the namespace or task summary under the key "namespaces" or "tasks".
+// listLabels answers the namespace or task summary under the key "namespaces" or "tasks":
+// searched, sorted and paged in the database, with total and statsAge (docs/api/admin-api.md
+// §1, "Listing parameters").
 func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, key string) {
 	byTask := key == "tasks"
-	page := listPage(r.URL.Query(), defaultLabelLimit)
-	ls, err := s.read.LabelSummaries(r.Context(), byTask, page)
+	q := r.URL.Query()
+	sort, desc, msg := listSort(q, mq.LabelSortKeys, "name")
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	f := mq.LabelFilter{ByTask: byTask, Search: queryFilter(q, "search"), Sort: sort, Desc: desc,
+		Page: listPage(q, defaultLabelLimit)}
+	l, err := s.read.LabelSummaries(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(page), key: mapRows(ls, func(l mq.LabelSummary) (o labelJSON) {
-		if byTask {
-			o.Task = &l.Label
-		} else {
-			o.Namespace = &l.Label
-		}
-		o.Queues, o.Partitions, o.Messages.Total, o.Messages.Pending = l.Queues, l.Partitions, l.Total, l.Pending
-		return o
-	})})
+	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(f.Page), "total": l.Total,
+		"statsAge": s.statsAge(l.StatsAt), key: mapRows(l.Labels, func(l mq.LabelSummary) (o labelJSON) {
+			if byTask {
+				o.Task = &l.Label
+			} else {
+				o.Namespace = &l.Label
+			}
+			o.Queues, o.Partitions, o.Messages.Total, o.Messages.Pending = l.Queues, l.Partitions, l.Total, l.Pending
+			return o
+		})})
 }
 
 type lagStatsJSON struct {

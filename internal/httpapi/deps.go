@@ -32,7 +32,7 @@ type ReadSide interface {
 	// Listings answer one page (docs/api/admin-api.md, Listing parameters): at most
 	// mq.MaxListRows rows, cut in the database.
 	ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueList, error)
-	LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error)
+	LabelSummaries(ctx context.Context, f mq.LabelFilter) (mq.LabelList, error)
 	Overview(ctx context.Context) (mq.Overview, error)
 	DeleteQueue(ctx context.Context, name string) (existed bool, err error)
 
@@ -78,6 +78,8 @@ type ReadSide interface {
 	ParkedSeries(ctx context.Context, w mq.Window, queue string, limit int) (mq.QueueSeriesSet[mq.ParkedPoint], error)
 	RetentionHistory(ctx context.Context, w mq.Window, queue string, limit int) ([]mq.RetentionRun, []mq.RetentionTotal, int, error)
 	PostgresStats(ctx context.Context) (mq.PostgresStats, error)
+	// JobSummaries reads the background jobs' runs across instances (dashboard M12).
+	JobSummaries(ctx context.Context) ([]mq.JobSummary, error)
 }
 
 // Metrics is this instance's collector (*metrics.Collector).
@@ -101,4 +103,6 @@ type Jobs interface {
 	RefreshStats(ctx context.Context) (res mq.StatsRefresh, ran bool, err error)
 	// States reports what this instance knows of each job, for /health.
 	States() map[string]mq.JobState
+	// Intervals reports each job's interval on this instance (GET /api/v1/system/jobs).
+	Intervals() map[string]time.Duration
 }

@@ -119,6 +119,14 @@ func (g nulGuard) TraceNames(ctx context.Context, search string, p mq.Page) ([]m
 	return g.ReadSide.TraceNames(ctx, search, p)
 }
 
+// LabelSummaries implements ReadSide.
+func (g nulGuard) LabelSummaries(ctx context.Context, f mq.LabelFilter) (mq.LabelList, error) {
+	if hasNUL(f.Search) {
+		return mq.LabelList{Labels: []mq.LabelSummary{}}, nil
+	}
+	return g.ReadSide.LabelSummaries(ctx, f)
+}
+
 // ConsumerGroups implements ReadSide.
 func (g nulGuard) ConsumerGroups(ctx context.Context, f mq.GroupFilter) ([]mq.GroupSummary, error) {
 	if hasNUL(f.Queue, f.Group, f.Search) {

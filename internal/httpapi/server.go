@@ -108,6 +108,7 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	s.registerStatus(r)
 	s.registerMaintenance(r)
 	s.registerAuthMe(r)
+	s.registerSystemJobs(r)
 	if cfg.Dashboard != nil {
 		r.Handle(http.MethodGet, "/", LevelPublic, cfg.Dashboard.ServeHTTP)
 		r.Handle(http.MethodGet, "/assets/:file", LevelPublic, cfg.Dashboard.ServeHTTP)

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -58,6 +59,8 @@ type Runner struct {
 
 	mu     sync.Mutex
 	states map[string]*mq.JobState
+
+	hostname string // recorded with each run (GET /api/v1/system/jobs)
 }
 
 type jobSpec struct {
@@ -70,6 +73,7 @@ func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
 	cfg.RetentionBatchSize = max(cfg.RetentionBatchSize, 1)
 	cfg.EvictionBatchSize = max(cfg.EvictionBatchSize, 1)
 	r := &Runner{Base: lifecycle.NewBase("maintenance", log, nil), st: st, cfg: cfg, states: map[string]*mq.JobState{}}
+	r.hostname, _ = os.Hostname()
 	r.log = r.Logger()
 	r.jobs = map[string]jobSpec{
 		mq.JobRetention:         {cfg.RetentionInterval, r.retention},
@@ -156,9 +160,10 @@ func (r *Runner) RefreshStats(ctx context.Context) (res mq.StatsRefresh, ran boo
 	return res, ran, err
 }
 
-// lead runs work under name's lock and records the outcome in the job's state.
+// lead runs work under name's lock and records the outcome in the job's state and, for a run
+// that happened, in the database's run records every instance reads (docs/api/admin-api.md §10.3).
 func (r *Runner) lead(ctx context.Context, name string, work func(context.Context, *store.Leader) error) (bool, error) {
-	start := time.Now()
+	start, startedAt := time.Now(), r.st.Now()
 	ran, err := r.st.TryLead(ctx, name, func(l *store.Leader) error {
 		r.update(name, func(s *mq.JobState) { s.State, s.Leader = mq.JobRunning, true })
 		return work(ctx, l)
@@ -178,13 +183,50 @@ func (r *Runner) lead(ctx context.Context, name string, work func(context.Contex
 			s.State, s.Leader = mq.JobStandby, false
 		}
 	})
+	if ran {
+		r.recordRun(ctx, mq.JobRun{Job: name, StartedAt: startedAt, WorkerID: r.cfg.WorkerID, Hostname: r.hostname,
+			Duration: time.Since(start), Error: errText(err)})
+	}
 	return ran, err
+}
+
+// recordJobTimeout bounds the write of one run record.
+const recordJobTimeout = 5 * time.Second
+
+// recordRun writes a run record. It outlives a cancelled ctx (the run happened, also when Stop
+// ended it); a failure to record (the database is away) is logged and the run goes unrecorded.
+func (r *Runner) recordRun(ctx context.Context, run mq.JobRun) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordJobTimeout)
+	defer cancel()
+	if err := r.st.RecordJobRun(ctx, run); err != nil {
+		r.log.Debug("job run not recorded", "job", run.Job, "err", err)
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func (r *Runner) update(name string, fn func(*mq.JobState)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fn(r.states[name])
+}
+
+// Intervals returns every job's interval on this instance (0: not scheduled here); nil for a
+// nil runner.
+func (r *Runner) Intervals() map[string]time.Duration {
+	if r == nil {
+		return nil
+	}
+	out := make(map[string]time.Duration, len(r.jobs))
+	for name, j := range r.jobs {
+		out[name] = j.interval
+	}
+	return out
 }
 
 // States returns a copy of every job's state; nil for a nil runner.

@@ -39,3 +39,33 @@ const (
 type StatsRefresh struct {
 	Partition, Queue, Namespace, Task, System, Cleanup int64
 }
+
+// JobRun is one finished run of a background job, as recorded for GET /api/v1/system/jobs.
+type JobRun struct {
+	Job                string
+	StartedAt          time.Time
+	WorkerID, Hostname string
+	Duration           time.Duration
+	Error              string // "" for a successful run
+}
+
+// JobSummary is one job across every instance (docs/api/admin-api.md §10.3).
+type JobSummary struct {
+	Name                         string
+	Running                      bool    // some instance holds the job's lock now
+	Leader                       *string // worker of the latest run
+	LastRunAt                    *time.Time
+	LastDurationMs               int64
+	LastFailed                   bool
+	LastError                    *string
+	LastSuccessAt, LastFailureAt *time.Time
+	Runs, Failures               int64 // in the last 24 h
+	Instances                    []JobInstance
+}
+
+// JobInstance is one instance's share of a job's runs in the last 24 h.
+type JobInstance struct {
+	WorkerID, Hostname string
+	LastRunAt          time.Time
+	Runs, Failures     int64
+}

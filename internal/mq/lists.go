@@ -80,3 +80,25 @@ type LagFilter struct {
 // LagSortKeys are the sort keys of the lagging listing, each with whether it sorts descending
 // by default.
 var LagSortKeys = map[string]bool{"timeLag": true, "offsetLag": true, "partition": false, "group": false}
+
+// LabelFilter selects and orders a page of the namespace (ByTask false) or task listing:
+// Search is a case-insensitive literal substring of the label; Sort is one of LabelSortKeys.
+type LabelFilter struct {
+	ByTask bool
+	Search string
+	Sort   string
+	Desc   bool
+	Page   Page
+}
+
+// LabelSortKeys are the sort keys of the namespace and task listings, each with whether it
+// sorts descending by default.
+var LabelSortKeys = map[string]bool{"name": false, "queues": true, "pending": true}
+
+// LabelList is one page of a namespace or task listing with how many labels match and when
+// the counters were computed (nil before the stats job first ran).
+type LabelList struct {
+	Labels  []LabelSummary
+	Total   int64
+	StatsAt *time.Time
+}

@@ -22,6 +22,7 @@ func TestAdminReadSide(t *testing.T) {
 	if err != nil || res.Err() != nil {
 		t.Fatalf("push: %v %v", err, res.Err())
 	}
+	refreshStats(t)
 
 	d, err := q.Detail(ctx)
 	if err != nil || d.Name != q.Name() || d.Totals.Total != 2 {

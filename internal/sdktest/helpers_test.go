@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	queen "github.com/queen-go/queen/client"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 // wait is the long poll of test pops that expect messages: a pop may come back empty when a
@@ -142,4 +144,23 @@ func numbered(count int) []any {
 func proxy(w http.ResponseWriter, r *http.Request, target string) {
 	u, _ := url.Parse(target)
 	httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+}
+
+// refreshStats recomputes the counters through the admin route (the queue detail's counters
+// come from the stats job, docs/api/admin-api.md "Freshness"), retrying while a parallel
+// test's refresh holds the lock.
+func refreshStats(t testing.TB) {
+	t.Helper()
+	testkit.Eventually(t, time.Minute, 20*time.Millisecond, func() error {
+		resp, err := http.Post(brokerURL+"/api/v1/stats/refresh", "application/json", nil)
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || bytes.Contains(body, []byte("skipped")) {
+			return fmt.Errorf("stats refresh: %d %s", resp.StatusCode, body)
+		}
+		return nil
+	})
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/queen-go/queen/internal/mq"
 )
@@ -118,5 +119,63 @@ func TestStatusQueueOptionsAndPartitionPage(t *testing.T) {
 	}
 	if _, found, err := b.s.StatusQueue(b.ctx, "nope", mq.PartitionPage{Sort: "name", Page: mq.Page{Limit: 1}}); found || err != nil {
 		t.Fatalf("unknown queue: found %v err %v", found, err)
+	}
+}
+
+// Run records of the background jobs across instances (M12): latest run, outcomes, 24 h
+// counts per instance, pruning of day-old records.
+func TestJobRunRecords(t *testing.T) {
+	b := setup(t)
+	t0 := b.clock.Now()
+	rec := func(job, worker string, at time.Time, errText string) {
+		t.Helper()
+		if err := b.s.RecordJobRun(b.ctx, mq.JobRun{Job: job, StartedAt: at, WorkerID: worker, Hostname: "h-" + worker,
+			Duration: 42 * time.Millisecond, Error: errText}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec(mq.JobStats, "w1", t0.Add(-25*time.Hour), "") // older than a day: pruned by the next record
+	rec(mq.JobStats, "w1", t0.Add(-2*time.Minute), "")
+	rec(mq.JobStats, "w2", t0.Add(-time.Minute), "dial tcp db:5432: refused")
+	rec(mq.JobRetention, "w2", t0.Add(-3*time.Minute), "")
+
+	jobs, err := b.s.JobSummaries(b.ctx)
+	if err != nil || len(jobs) != len(mq.JobNames) {
+		t.Fatalf("summaries %+v err %v", jobs, err)
+	}
+	byName := map[string]mq.JobSummary{}
+	for i, j := range jobs {
+		if j.Name != mq.JobNames[i] {
+			t.Fatalf("order %d: %s", i, j.Name)
+		}
+		byName[j.Name] = j
+	}
+	st := byName[mq.JobStats]
+	if st.Leader == nil || *st.Leader != "w2" || !st.LastFailed || st.LastError == nil || *st.LastError != "dial tcp db:5432: refused" ||
+		st.LastDurationMs != 42 || st.Runs != 2 || st.Failures != 1 || st.LastSuccessAt == nil || st.LastFailureAt == nil ||
+		!st.LastRunAt.Equal(t0.Add(-time.Minute)) || st.Running {
+		t.Fatalf("stats %+v", st)
+	}
+	if len(st.Instances) != 2 || st.Instances[0].WorkerID != "w2" || st.Instances[0].Failures != 1 ||
+		st.Instances[1].WorkerID != "w1" || st.Instances[1].Runs != 1 || st.Instances[1].Hostname != "h-w1" {
+		t.Fatalf("stats instances %+v", st.Instances)
+	}
+	if ev := byName[mq.JobEviction]; ev.Leader != nil || ev.LastRunAt != nil || ev.Runs != 0 || len(ev.Instances) != 0 {
+		t.Fatalf("eviction never ran: %+v", ev)
+	}
+	var left int
+	if _, err := b.s.queryOne(b.ctx, "SELECT count(*) FROM job_run_log WHERE job = $1", []any{mq.JobStats}, &left); err != nil || left != 2 {
+		t.Fatalf("stats records %d err %v, want the day-old one pruned", left, err)
+	}
+	// While a session holds the job's lock, running is true.
+	led, err := b.s.TryLead(b.ctx, mq.JobEviction, func(*Leader) error {
+		jobs, err := b.s.JobSummaries(b.ctx)
+		if err != nil || !jobs[1].Running || jobs[0].Running {
+			t.Errorf("while eviction's lock is held: %+v err %v", jobs, err)
+		}
+		return nil
+	})
+	if !led || err != nil {
+		t.Fatalf("lead: %v %v", led, err)
 	}
 }

@@ -7,15 +7,42 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// LabelSummaries groups the queues by task (byTask) or namespace: one page, by label.
-func (s *Store) LabelSummaries(ctx context.Context, byTask bool, p mq.Page) ([]mq.LabelSummary, error) {
-	out, err := queryAll(ctx, s, `SELECT * FROM qg_label_summaries(p_by_task => $1, p_now => $2) l
-		ORDER BY l.label LIMIT $3 OFFSET $4`, []any{byTask, s.nowArg(), p.Limit, p.Offset},
-		func(r rowScanner, l *mq.LabelSummary) error {
-			return r.Scan(&l.Label, &l.Queues, &l.Partitions, &l.Total, &l.Pending)
-		})
+const sqlListLabels = `SELECT * FROM qg_list_labels(p_by_task => $1, p_search => $2, p_sort => $3, p_desc => $4,
+	p_limit => $5, p_offset => $6)`
+
+// listLabelsArgs are the parameters of qg_list_labels.
+type listLabelsArgs struct {
+	ByTask        bool
+	Search        any // nil: every label
+	Sort          string
+	Desc          bool
+	Limit, Offset int
+}
+
+func (a listLabelsArgs) args() []any {
+	return []any{a.ByTask, a.Search, a.Sort, a.Desc, a.Limit, a.Offset}
+}
+
+// LabelSummaries groups the queues by task (f.ByTask) or namespace: one page of the labels
+// matching f, how many match, and when the stats behind the counters were computed.
+func (s *Store) LabelSummaries(ctx context.Context, f mq.LabelFilter) (mq.LabelList, error) {
+	out := mq.LabelList{Labels: []mq.LabelSummary{}}
+	a := listLabelsArgs{ByTask: f.ByTask, Search: nullIfEmpty(f.Search), Sort: f.Sort, Desc: f.Desc,
+		Limit: f.Page.Limit, Offset: f.Page.Offset}
+	err := s.queryBatch(ctx,
+		batchQuery{`SELECT qg_labels_total(p_by_task => $1, p_search => $2),
+			(SELECT max(x.computed_at) FROM stats x WHERE x.scope = 'system')`, []any{a.ByTask, a.Search},
+			func(r rowScanner) error { return r.Scan(&out.Total, &out.StatsAt) }},
+		batchQuery{sqlListLabels, a.args(), func(r rowScanner) error {
+			var l mq.LabelSummary
+			if err := r.Scan(&l.Label, &l.Queues, &l.Partitions, &l.Total, &l.Pending); err != nil {
+				return err
+			}
+			out.Labels = append(out.Labels, l)
+			return nil
+		}})
 	if err != nil {
-		return nil, fmt.Errorf("summarise queue labels: %w", err)
+		return mq.LabelList{}, fmt.Errorf("summarise queue labels: %w", err)
 	}
 	return out, nil
 }

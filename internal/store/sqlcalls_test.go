@@ -47,6 +47,8 @@ var sqlCalls = []struct {
 	{sqlMessageRetry, messageRetryArgs{}},
 	{sqlDLQCopySources, dlqCopySourcesArgs{}},
 	{sqlDLQCopy, dlqCopyArgs{}},
+	{sqlRecordJobRun, recordJobRunArgs{}},
+	{sqlListLabels, listLabelsArgs{}},
 }
 
 var (

@@ -1,20 +1,6 @@
 -- Resources (docs/api/admin-api.md §1): queue, namespace and task summaries, queue detail, the
 -- overview, and queue deletion. Counters come from qg_partition_counts.
 
--- Queues grouped by namespace (p_by_task false) or task: queues, partitions, stored and
--- pending messages per label.
-CREATE OR REPLACE FUNCTION qg_label_summaries(p_by_task boolean, p_now timestamptz)
-RETURNS TABLE (label text, queues bigint, partitions bigint, total bigint, pending bigint)
-LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN p_by_task THEN q.task ELSE q.namespace END, count(DISTINCT q.id), count(p.id),
-           coalesce(sum(s.total), 0)::bigint, coalesce(sum(s.unconsumed - s.processing), 0)::bigint
-    FROM queues q
-    LEFT JOIN partitions p ON p.queue_id = q.id
-    LEFT JOIN LATERAL qg_partition_counts(p.id, p_now) s ON p.id IS NOT NULL
-    GROUP BY 1
-    ORDER BY 1;
-$$;
-
 -- The system overview: object counts, message counters, lag over every (partition, consumer)
 -- pair and messages written in the last 60 s.
 CREATE OR REPLACE FUNCTION qg_overview(p_now timestamptz)

@@ -61,3 +61,40 @@ LANGUAGE sql STABLE AS $$
         q.name, q.id
     LIMIT p_limit OFFSET p_offset;
 $$;
+
+-- Namespaces (p_by_task false) or tasks holding p_search (a literal, case-insensitive
+-- substring of the label; NULL = all), for GET /api/v1/resources/namespaces and /tasks
+-- (docs/api/admin-api.md §1, "Listing parameters"). Queue and partition counts are live; the
+-- message counters come from the stats job's namespace and task rows.
+CREATE OR REPLACE FUNCTION qg_labels_total(p_by_task boolean, p_search text)
+RETURNS bigint LANGUAGE sql STABLE AS $$
+    SELECT count(DISTINCT CASE WHEN p_by_task THEN q.task ELSE q.namespace END) FROM queues q
+    WHERE p_search IS NULL
+       OR position(lower(p_search) IN lower(CASE WHEN p_by_task THEN q.task ELSE q.namespace END)) > 0;
+$$;
+
+-- A page of those labels. p_sort is one of name, queues, pending (checked by the caller);
+-- every order ends with the label.
+CREATE OR REPLACE FUNCTION qg_list_labels(p_by_task boolean, p_search text, p_sort text, p_desc boolean,
+    p_limit integer, p_offset integer)
+RETURNS TABLE (label text, queues bigint, partitions bigint, total bigint, pending bigint)
+LANGUAGE sql STABLE AS $$
+    WITH labels AS (
+        SELECT CASE WHEN p_by_task THEN q.task ELSE q.namespace END AS label, count(*) AS queues,
+               sum((SELECT count(*) FROM partitions p WHERE p.queue_id = q.id))::bigint AS partitions
+        FROM queues q
+        WHERE p_search IS NULL
+           OR position(lower(p_search) IN lower(CASE WHEN p_by_task THEN q.task ELSE q.namespace END)) > 0
+        GROUP BY 1
+    )
+    SELECT l.label, l.queues, l.partitions, coalesce(s.total, 0), coalesce(s.pending, 0)
+    FROM labels l
+    LEFT JOIN stats s ON s.scope = CASE WHEN p_by_task THEN 'task' ELSE 'namespace' END AND s.key = l.label
+    ORDER BY
+        CASE WHEN p_sort = 'name' AND NOT p_desc THEN l.label END,
+        CASE WHEN p_sort = 'name' AND p_desc THEN l.label END DESC,
+        CASE WHEN NOT p_desc THEN CASE p_sort WHEN 'queues' THEN l.queues WHEN 'pending' THEN coalesce(s.pending, 0) END END,
+        CASE WHEN p_desc THEN CASE p_sort WHEN 'queues' THEN l.queues WHEN 'pending' THEN coalesce(s.pending, 0) END END DESC,
+        l.label
+    LIMIT p_limit OFFSET p_offset;
+$$;
