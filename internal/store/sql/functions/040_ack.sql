@@ -176,7 +176,7 @@ BEGIN
     -- or below the cursor, which the probe needs only then) is read with the requeue readings
     -- of §8.2: qg_ack_split sends its items to qg_ack_requeue and the rest back here.
     IF (SELECT coalesce(bool_or(x.rq), false) FROM (
-            SELECT c.batch_end <= c.cursor AND qg_requeue_batch(c.partition_id, c.consumer_group) AS rq
+            SELECT coalesce(c.batch_end <= c.cursor, false) AND qg_requeue_batch(c.partition_id, c.consumer_group) AS rq
             FROM consumers c
             WHERE (c.partition_id, c.consumer_group) IN (SELECT u.pid, u.grp FROM unnest(p_pids, p_groups) AS u (pid, grp))
             ORDER BY c.partition_id, c.consumer_group

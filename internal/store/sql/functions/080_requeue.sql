@@ -108,7 +108,7 @@ RETURNS SETOF qg_ack_result LANGUAGE plpgsql AS $$
 DECLARE
     v_rq boolean[];
 BEGIN
-    SELECT array_agg(coalesce(c.batch_end <= c.cursor AND qg_requeue_batch(u.pid, u.grp), false) ORDER BY u.ord) INTO v_rq
+    SELECT array_agg(coalesce(c.batch_end <= c.cursor, false) AND qg_requeue_batch(u.pid, u.grp) ORDER BY u.ord) INTO v_rq
     FROM unnest(p_pids, p_groups) WITH ORDINALITY AS u (pid, grp, ord)
     LEFT JOIN LATERAL (SELECT c.batch_end, c.cursor FROM consumers c
                        WHERE c.partition_id = u.pid AND c.consumer_group = u.grp LIMIT 1) c ON true;
