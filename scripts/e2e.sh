@@ -49,7 +49,13 @@ trap cleanup EXIT INT TERM
 go build -o "$work/queen" ./cmd/queen
 psql "$pg_base/postgres?sslmode=disable" -qc "CREATE DATABASE $db" >/dev/null
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+free_port() {
+	if command -v python3 >/dev/null; then
+		python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+	else
+		shuf -i 20000-60000 -n 1
+	fi
+}
 secret="e2e-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 start() { # name port extra-env...
 	local name=$1 port=$2

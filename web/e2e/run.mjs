@@ -679,7 +679,12 @@ await test('keyboard only: open a queue (palette), open a message (Enter on a ro
   }
   // heatmap arrows
   await goto(page, '#/queues/orders?tab=lag');
-  await page.locator('.heat .cell').first().focus();
+  // Focus a cell whose column has another cell below it (pairs without a cursor have none).
+  await page.evaluate(() => {
+    const cells = [...document.querySelectorAll('.heat [data-r]')];
+    const c = cells.find((x) => cells.some((y) => y.dataset.c === x.dataset.c && +y.dataset.r > +x.dataset.r));
+    c.focus();
+  });
   const a = await page.evaluate(() => document.activeElement.dataset.r + ',' + document.activeElement.dataset.c);
   await page.keyboard.press('ArrowDown');
   const b = await page.evaluate(() => document.activeElement.dataset.r + ',' + document.activeElement.dataset.c);
