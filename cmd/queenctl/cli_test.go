@@ -208,6 +208,7 @@ func TestGoldenOutputs(t *testing.T) {
 	golden(t, "queues_create_yaml", r.stdout)
 	b.ctl(t, "", "push", "golden", `{"n":1}`, `{"n":2}`, "--partition", "p1").want(t, exitOK)
 	b.ctl(t, "", "push", "golden", `{"n":3}`, "--partition", "p2", "--txid", "k3").want(t, exitOK)
+	b.refreshStats(t)
 	r = b.ctl(t, "", "partitions", "list", "golden").want(t, exitOK)
 	golden(t, "partitions_list_table", r.stdout)
 	r = b.ctl(t, "", "pop", "golden", "--partition", "p2", "-o", "table", "--wait", "5s").want(t, exitOK)
@@ -263,6 +264,7 @@ func TestAdminCommands(t *testing.T) {
 	ctx := context.Background()
 	b.ctl(t, "", "push", "adm", `{"a":1}`, "--partition", "p", "--txid", "m1").want(t, exitOK)
 	b.ctl(t, "", "push", "adm", `{"a":2}`, "--partition", "p", "--txid", "m2").want(t, exitOK)
+	b.refreshStats(t)
 	r := b.ctl(t, "", "queues", "get", "adm", "-o", "json").want(t, exitOK)
 	var d queen.QueueDetail
 	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || len(d.Partitions) != 1 || d.Totals.Total != 2 {

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	queen "github.com/queen-go/queen/client"
+	"github.com/queen-go/queen/internal/testkit"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -107,4 +111,22 @@ func (r result) lines() []string {
 		}
 	}
 	return out
+}
+
+// refreshStats recomputes the counters the queue detail shows (they come from the stats job,
+// docs/api/admin-api.md "Freshness"), retrying while another test's refresh holds the lock.
+func (b *bundle) refreshStats(t *testing.T) {
+	t.Helper()
+	testkit.Eventually(t, time.Minute, 20*time.Millisecond, func() error {
+		resp, err := http.Post(b.url+"/api/v1/stats/refresh", "application/json", nil)
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || bytes.Contains(body, []byte("skipped")) {
+			return fmt.Errorf("stats refresh: %d %s", resp.StatusCode, body)
+		}
+		return nil
+	})
 }

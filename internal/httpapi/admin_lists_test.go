@@ -417,7 +417,7 @@ func TestAdminLabelListings(t *testing.T) {
 	b.lsRefresh()
 
 	labels := func(path, key string, query ...any) ([]string, int64) {
-		out := admShape(t, admGet(b, path+admQuery(append([]any{"search", "-" + u}, query...)...)), key, "total", "pagination", "statsAge")
+		out := admShape(t, admGet(b, path+admQuery(append([]any{"search", "-" + u}, query...)...)), key, "total", "pagination")
 		return admField(admList(t, out[key]), key[:len(key)-1]), admNum(t, out["total"])
 	}
 	a, bb, c := "nA-"+u, "nB-"+u, "n_C-"+u

@@ -29,7 +29,7 @@ func TestAdminNamespacesAndTasks(t *testing.T) {
 		{"/api/v1/resources/tasks", "task", task},
 	} {
 		out := admGet(b, c.path)
-		list := admList(t, admShape(t, out, c.key+"s", "total", "pagination", "statsAge")[c.key+"s"])
+		list := admList(t, admShape(t, out, c.key+"s", "total", "pagination")[c.key+"s"])
 		mine := admWhere(list, c.key, c.label)
 		if len(mine) != 1 {
 			t.Fatalf("%s: %d entries for %s", c.path, len(mine), c.label)

@@ -168,8 +168,8 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) { s.listLabels(w, r, "tasks") }
 
 // listLabels answers the namespace or task summary under the key "namespaces" or "tasks":
-// searched, sorted and paged in the database, with total and statsAge (docs/api/admin-api.md
-// §1, "Listing parameters").
+// searched, sorted and paged in the database, with total (docs/api/admin-api.md §1, "Listing
+// parameters").
 func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, key string) {
 	byTask := key == "tasks"
 	q := r.URL.Query()
@@ -185,16 +185,15 @@ func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, key string) 
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(f.Page), "total": l.Total,
-		"statsAge": s.statsAge(l.StatsAt), key: mapRows(l.Labels, func(l mq.LabelSummary) (o labelJSON) {
-			if byTask {
-				o.Task = &l.Label
-			} else {
-				o.Namespace = &l.Label
-			}
-			o.Queues, o.Partitions, o.Messages.Total, o.Messages.Pending = l.Queues, l.Partitions, l.Total, l.Pending
-			return o
-		})})
+	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(f.Page), "total": l.Total, key: mapRows(l.Labels, func(l mq.LabelSummary) (o labelJSON) {
+		if byTask {
+			o.Task = &l.Label
+		} else {
+			o.Namespace = &l.Label
+		}
+		o.Queues, o.Partitions, o.Messages.Total, o.Messages.Pending = l.Queues, l.Partitions, l.Total, l.Pending
+		return o
+	})})
 }
 
 type lagStatsJSON struct {

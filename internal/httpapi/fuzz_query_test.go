@@ -20,6 +20,10 @@ var fuzzQuerySeeds = []string{
 	// Found while probing: a window of millennia kept the database busy past every timeout.
 	"from=0000-01-01T00:00:00Z&to=9999-12-31T00:00:00Z", "interval=minute&from=2020-01-01T00:00:00Z",
 	"from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00%2B23:59",
+	// The dashboard's listing parameters (M6-M11).
+	"sort=partitions&order=desc&search=%25_%5C", "sort=&order=", "state=Dead&sort=totalLag&group=%00",
+	"transactionId=a%00b&traceId=", "traceId=0198F2C1-0000-7000-8000-000000000000&namespace=x",
+	"sort=lastActivity&search=%00&limit=0&offset=1000001", "minLagSeconds=0&sort=offsetLag&queue=q",
 }
 
 // FuzzPopQuery fuzzes the three pop forms: the queue segment, the partition segment and the
@@ -51,6 +55,8 @@ var fuzzListRoutes = []string{
 	"/api/v1/status/queues/fz/messages", "/api/v1/status/analytics", "/api/v1/analytics/system-metrics",
 	"/api/v1/analytics/worker-metrics", "/api/v1/analytics/queue-lag", "/api/v1/analytics/queue-ops",
 	"/api/v1/analytics/queue-parked-replicas", "/api/v1/analytics/retention", "/api/v1/analytics/postgres-stats",
+	"/api/v1/resources/queues/fz", "/api/v1/status/queues/fz", "/api/v1/consumer-groups/fz",
+	"/api/v1/resources/partitions", "/api/v1/auth/me", "/api/v1/system/jobs",
 }
 
 // FuzzListQuery fuzzes the query string of every list and status route.

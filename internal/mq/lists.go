@@ -95,10 +95,8 @@ type LabelFilter struct {
 // sorts descending by default.
 var LabelSortKeys = map[string]bool{"name": false, "queues": true, "pending": true}
 
-// LabelList is one page of a namespace or task listing with how many labels match and when
-// the counters were computed (nil before the stats job first ran).
+// LabelList is one page of a namespace or task listing with how many labels match.
 type LabelList struct {
-	Labels  []LabelSummary
-	Total   int64
-	StatsAt *time.Time
+	Labels []LabelSummary
+	Total  int64
 }

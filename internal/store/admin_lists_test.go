@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -177,5 +179,96 @@ func TestJobRunRecords(t *testing.T) {
 	})
 	if !led || err != nil {
 		t.Fatalf("lead: %v %v", led, err)
+	}
+}
+
+// Consumer-group and lagging listings filter and sort in SQL (M8); trace names are searched
+// (M11); namespaces and tasks are searched and sorted; messages are looked up by key (M10).
+func TestDashboardListFilters(t *testing.T) {
+	b := setup(t)
+	b.configureIn("orders", "shop", "", nil)
+	b.configureIn("audit", "ops", "", nil)
+	res := b.pushKeysTo("orders", "p1", "a", "b")
+	b.pushKeysTo("orders", "p2", "c")
+	b.pushKeysTo("audit", "p1", "a")
+	p := b.mustPop(PopRequest{Queue: "orders", Partition: "p1", Group: "billing", Batch: 2}, "a", "b")
+	b.mustAck(ackOf(p, 0, mq.AckCompleted))
+	b.mustAck(ackOf(p, 1, mq.AckCompleted))
+	b.mustPop(PopRequest{Queue: "audit", Partition: "p1", Group: "Bill-audit"}, "a")
+	b.clock.Advance(400 * time.Second)
+
+	groups := func(f mq.GroupFilter) (out []string) {
+		t.Helper()
+		f.Page = mq.Page{Limit: 100}
+		if f.Sort == "" {
+			f.Sort = "name"
+		}
+		gs, err := b.s.ConsumerGroups(b.ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range gs {
+			out = append(out, g.Group+"@"+g.Queue+":"+g.State)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		f    mq.GroupFilter
+		want []string
+	}{
+		{mq.GroupFilter{}, []string{"Bill-audit@audit:Lagging", "billing@orders:Lagging"}},
+		{mq.GroupFilter{Search: "BILL"}, []string{"Bill-audit@audit:Lagging", "billing@orders:Lagging"}},
+		{mq.GroupFilter{Search: "-"}, []string{"Bill-audit@audit:Lagging"}},
+		{mq.GroupFilter{Queue: "orders"}, []string{"billing@orders:Lagging"}},
+		{mq.GroupFilter{Group: "billing", Queue: "audit"}, nil},
+		{mq.GroupFilter{State: "Stable"}, nil},
+		{mq.GroupFilter{Sort: "members", Desc: true}, []string{"billing@orders:Lagging", "Bill-audit@audit:Lagging"}},  // 3, 2
+		{mq.GroupFilter{Sort: "totalLag", Desc: true}, []string{"Bill-audit@audit:Lagging", "billing@orders:Lagging"}}, // 1, 1: by name
+	} {
+		if got := groups(c.f); !slices.Equal(got, c.want) {
+			t.Fatalf("%+v: %v, want %v", c.f, got, c.want)
+		}
+	}
+	pairs, err := b.s.LaggingPairs(b.ctx, mq.LagFilter{Queue: "orders", Group: "billing", Sort: "partition", Page: mq.Page{Limit: 10}})
+	if err != nil || len(pairs) != 3 || pairs[0].Partition != "Default" || pairs[1].Partition != "p1" || pairs[2].Partition != "p2" || pairs[2].TimeLag != 400 {
+		t.Fatalf("lagging pairs %+v err %v", pairs, err)
+	}
+	if pairs, _ := b.s.LaggingPairs(b.ctx, mq.LagFilter{MinLag: 1, Queue: "orders", Sort: "timeLag", Desc: true, Page: mq.Page{Limit: 10}}); len(pairs) != 1 {
+		t.Fatalf("lagging at least 1 s on orders: %+v", pairs)
+	}
+
+	for i, names := range [][]string{{"Checkout-Flow"}, {"checkout_v2", "refunds"}} {
+		if _, err := b.s.AddTrace(b.ctx, mq.TraceRecord{ID: uuid.Must(uuid.NewV7()).String(), PartitionID: res[0].PartitionID,
+			TransactionID: "a", Group: mq.QueueMode, EventType: "info", Data: []byte(`{"i":` + string(rune('0'+i)) + `}`),
+			WorkerID: "w", Names: names}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for search, want := range map[string][]string{"checkout": {"checkout_v2", "Checkout-Flow"}, "_": {"checkout_v2"}, "": {"checkout_v2", "refunds", "Checkout-Flow"}} {
+		ns, total, err := b.s.TraceNames(b.ctx, search, mq.Page{Limit: 10})
+		var got []string
+		for _, n := range ns {
+			got = append(got, n.Name)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if err != nil || !slices.Equal(got, want) || total != int64(len(want)) {
+			t.Fatalf("trace names %q: %v total %d err %v", search, got, total, err)
+		}
+	}
+
+	l, err := b.s.LabelSummaries(b.ctx, mq.LabelFilter{Search: "O", Sort: "name", Desc: true, Page: mq.Page{Limit: 10}})
+	if err != nil || l.Total != 2 || len(l.Labels) != 2 || l.Labels[0].Label != "shop" || l.Labels[1].Label != "ops" ||
+		l.Labels[0].Queues != 1 || l.Labels[0].Partitions != 3 {
+		t.Fatalf("namespaces: %+v err %v", l, err)
+	}
+
+	msgs, err := b.s.ListMessages(b.ctx, mq.MessageFilter{TransactionID: "a", Page: mq.Page{Limit: 10}})
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("by key, every queue, no window: %+v err %v", msgs, err)
+	}
+	msgs, err = b.s.ListMessages(b.ctx, mq.MessageFilter{TransactionID: "a", Namespace: "ops", Page: mq.Page{Limit: 10}})
+	if err != nil || len(msgs) != 1 || msgs[0].Queue != "audit" {
+		t.Fatalf("by key in ops: %+v err %v", msgs, err)
 	}
 }

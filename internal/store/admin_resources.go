@@ -24,15 +24,14 @@ func (a listLabelsArgs) args() []any {
 }
 
 // LabelSummaries groups the queues by task (f.ByTask) or namespace: one page of the labels
-// matching f, how many match, and when the stats behind the counters were computed.
+// matching f and how many match.
 func (s *Store) LabelSummaries(ctx context.Context, f mq.LabelFilter) (mq.LabelList, error) {
 	out := mq.LabelList{Labels: []mq.LabelSummary{}}
 	a := listLabelsArgs{ByTask: f.ByTask, Search: nullIfEmpty(f.Search), Sort: f.Sort, Desc: f.Desc,
 		Limit: f.Page.Limit, Offset: f.Page.Offset}
 	err := s.queryBatch(ctx,
-		batchQuery{`SELECT qg_labels_total(p_by_task => $1, p_search => $2),
-			(SELECT max(x.computed_at) FROM stats x WHERE x.scope = 'system')`, []any{a.ByTask, a.Search},
-			func(r rowScanner) error { return r.Scan(&out.Total, &out.StatsAt) }},
+		batchQuery{`SELECT qg_labels_total(p_by_task => $1, p_search => $2)`, []any{a.ByTask, a.Search},
+			scanInto(&out.Total)},
 		batchQuery{sqlListLabels, a.args(), func(r rowScanner) error {
 			var l mq.LabelSummary
 			if err := r.Scan(&l.Label, &l.Queues, &l.Partitions, &l.Total, &l.Pending); err != nil {

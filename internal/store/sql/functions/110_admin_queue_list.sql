@@ -24,9 +24,10 @@ $$;
 -- A page of the matching queues. p_sort is one of name, createdAt, namespace, task,
 -- partitions, total, pending, processing, deadLetter, lag (checked by the caller); every order
 -- ends with the queue name and id, so pages neither overlap nor skip while the data stands
--- still. The partition count of every matching queue is computed only when it is the sort key
--- (CASE runs the subquery only then); the planner evaluates the one in the select list after
--- the LIMIT (an expensive target is postponed past the sort), so only for the page's rows.
+-- still. The partition counts of all queues are grouped in one scan only when they are the sort
+-- key (the join's subquery is gated on p_sort, a one-time filter); otherwise the planner
+-- evaluates the count in the select list after the LIMIT (an expensive target is postponed past
+-- the sort), so only for the page's rows.
 CREATE OR REPLACE FUNCTION qg_list_queues(p_namespace text, p_task text, p_search text,
     p_sort text, p_desc boolean, p_limit integer, p_offset integer)
 RETURNS TABLE (id text, name text, namespace text, task text, created_at timestamptz, partitions bigint,
@@ -38,6 +39,8 @@ LANGUAGE sql STABLE AS $$
            coalesce(s.dead_letter, 0), coalesce(s.time_lag_max, 0)
     FROM queues q
     LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
+    LEFT JOIN (SELECT p.queue_id, count(*) AS n FROM partitions p WHERE p_sort = 'partitions'
+               GROUP BY p.queue_id) pc ON pc.queue_id = q.id
     WHERE q.id IN (SELECT qg_queues_matching(p_namespace, p_task, p_search))
     ORDER BY
         CASE WHEN p_sort = 'name' AND NOT p_desc THEN q.name END,
@@ -49,12 +52,12 @@ LANGUAGE sql STABLE AS $$
         CASE WHEN p_sort = 'createdAt' AND NOT p_desc THEN q.created_at END,
         CASE WHEN p_sort = 'createdAt' AND p_desc THEN q.created_at END DESC,
         CASE WHEN NOT p_desc THEN CASE p_sort
-            WHEN 'partitions' THEN (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id)
+            WHEN 'partitions' THEN coalesce(pc.n, 0)
             WHEN 'total' THEN coalesce(s.total, 0) WHEN 'pending' THEN coalesce(s.pending, 0)
             WHEN 'processing' THEN coalesce(s.processing, 0) WHEN 'deadLetter' THEN coalesce(s.dead_letter, 0)
             WHEN 'lag' THEN coalesce(s.time_lag_max, 0) END END,
         CASE WHEN p_desc THEN CASE p_sort
-            WHEN 'partitions' THEN (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id)
+            WHEN 'partitions' THEN coalesce(pc.n, 0)
             WHEN 'total' THEN coalesce(s.total, 0) WHEN 'pending' THEN coalesce(s.pending, 0)
             WHEN 'processing' THEN coalesce(s.processing, 0) WHEN 'deadLetter' THEN coalesce(s.dead_letter, 0)
             WHEN 'lag' THEN coalesce(s.time_lag_max, 0) END END DESC,
@@ -81,8 +84,9 @@ RETURNS TABLE (label text, queues bigint, partitions bigint, total bigint, pendi
 LANGUAGE sql STABLE AS $$
     WITH labels AS (
         SELECT CASE WHEN p_by_task THEN q.task ELSE q.namespace END AS label, count(*) AS queues,
-               sum((SELECT count(*) FROM partitions p WHERE p.queue_id = q.id))::bigint AS partitions
+               coalesce(sum(pc.n), 0)::bigint AS partitions
         FROM queues q
+        LEFT JOIN (SELECT p.queue_id, count(*) AS n FROM partitions p GROUP BY p.queue_id) pc ON pc.queue_id = q.id
         WHERE p_search IS NULL
            OR position(lower(p_search) IN lower(CASE WHEN p_by_task THEN q.task ELSE q.namespace END)) > 0
         GROUP BY 1
