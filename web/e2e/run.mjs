@@ -318,6 +318,27 @@ await test('README screenshots (small): overview in light, a lag heatmap in dark
   }
 });
 
+await test('charts: drag-zoom writes the window into the URL; "View as table" shows the values', async () => {
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  await goto(page, '#/analytics?window=1h');
+  const chart = page.locator('#c-throughput svg.chart-svg');
+  const box = await chart.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.8, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.98, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await until(page, () => location.hash.includes('from=') && location.hash.includes('to=') && !location.hash.includes('window='));
+  const q = new URLSearchParams(page.url().split('?')[1]);
+  const span = new Date(q.get('to')) - new Date(q.get('from'));
+  assert(span > 5 * 60e3 && span < 20 * 60e3, 'zoomed window of ' + span + ' ms from 18 % of an hour');
+  await settle(page);
+  await page.locator('#c-throughput').getByRole('button', { name: 'View as table' }).click();
+  await page.locator('#c-throughput table').waitFor();
+  clean(page, 'charts');
+  await close(page);
+});
+
 await test('numbers equal the API answers (overview tiles, queue list total, DLQ total, partitions)', async () => {
   await api('/api/v1/stats/refresh', { method: 'POST', body: {} });
   const page = await open(A);

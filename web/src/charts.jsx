@@ -3,7 +3,7 @@
 // and marker as well as colour.
 import { useEffect, useState, useRef } from 'preact/hooks';
 import { emit, on } from './api.js';
-import { fmtNum, fmtTime, CopyButton } from './lib.jsx';
+import { fmtNum, fmtTime, CopyButton, setQuery } from './lib.jsx';
 
 const DASH = ['', '6 3', '2 3', '8 3 2 3', '1 2', '10 4'];
 const MARK = ['circle', 'square', 'triangle', 'diamond', 'circle', 'square'];
@@ -29,6 +29,7 @@ function niceMax(v) {
 export function LineChart({ title, series, unit, from, to, bucketMs, gauge, height = 180 }) {
   const [asTable, setAsTable] = useState(false);
   const [hover, setHover] = useState(null);
+  const [drag, setDrag] = useState(null); // [startPx, currentPx] of a drag-zoom, in viewBox units
   const svg = useRef(null);
   useEffect(() => on('crosshair', setHover), []);
   const W = 640;
@@ -51,7 +52,22 @@ export function LineChart({ title, series, unit, from, to, bucketMs, gauge, heig
     ['time,' + filled.map((s) => JSON.stringify(s.name)).join(',')]
       .concat(times.map((t) => new Date(t).toISOString() + ',' + filled.map((s) => (s.points.find((p) => p[0] === t) || [0, ''])[1]).join(',')))
       .join('\n');
+  const toPx = (e) => {
+    const r = svg.current.getBoundingClientRect();
+    return Math.min(W - R, Math.max(L, ((e.clientX - r.left) / r.width) * W));
+  };
+  const toT = (px) => t0 + ((px - L) / (W - L - R)) * (t1 - t0);
+  // Drag-zoom writes the window into the URL (§4.4), so it is a deep link like any other.
+  const down = (e) => setDrag([toPx(e), toPx(e)]);
+  const up = (e) => {
+    if (!drag) return;
+    const a = Math.min(drag[0], toPx(e));
+    const b = Math.max(drag[0], toPx(e));
+    setDrag(null);
+    if (b - a > 8) setQuery({ from: new Date(toT(a)).toISOString(), to: new Date(toT(b)).toISOString(), window: undefined });
+  };
   const move = (e) => {
+    if (drag) setDrag([drag[0], toPx(e)]);
     const r = svg.current.getBoundingClientRect();
     const px = ((e.clientX - r.left) / r.width) * W;
     const t = t0 + ((px - L) / (W - L - R)) * (t1 - t0);
@@ -112,7 +128,9 @@ export function LineChart({ title, series, unit, from, to, bucketMs, gauge, heig
             role="img"
             aria-label={`${title}, ${unit}; ${filled.map((s) => s.name).join(', ')}`}
             onMouseMove={move}
-            onMouseLeave={() => emit('crosshair', null)}
+            onMouseDown={down}
+            onMouseUp={up}
+            onMouseLeave={() => (emit('crosshair', null), setDrag(null))}
             class="chart-svg"
           >
             {[0, 0.5, 1].map((f) => (
@@ -138,6 +156,7 @@ export function LineChart({ title, series, unit, from, to, bucketMs, gauge, heig
               </g>
             ))}
             {hv !== null && <line x1={x(hv)} x2={x(hv)} y1={T} y2={H - B} class="crosshair" />}
+            {drag && <rect x={Math.min(drag[0], drag[1])} y={T} width={Math.abs(drag[1] - drag[0])} height={H - T - B} class="zoom" />}
           </svg>
           <div class="tooltip" aria-live="off">
             {hv !== null ? (

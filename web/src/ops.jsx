@@ -68,6 +68,7 @@ export function Analytics({ q }) {
           <input type="checkbox" checked={utc} onChange={(e) => setUtc(e.currentTarget.checked)} /> Times in UTC
         </label>
       </div>
+      <p class="muted">Drag across a chart to zoom into that window; the window buttons zoom out.</p>
       <div class="grid2">
         <Chart st={status} title="Throughput" unit="messages per second" series={(d) => throughputSeries(d)} />
         <Chart st={ops} title="Push per queue" unit="messages per second" series={(d) => perQueue(d, 'pushPerSecond')} />
