@@ -1,7 +1,7 @@
 # Everyday commands; CI runs .ci/run, which ends in `make test` and scripts/readme-test.sh.
 GO ?= go
 
-.PHONY: run test build release vet lint readme-test
+.PHONY: run test build release vet lint readme-test web web-check e2e
 
 # The version stamped into every binary with -X main.version (internal/version reads it):
 # `git describe` (nearest tag, commits since, commit, "-dirty"), "dev" outside a git checkout.
@@ -66,3 +66,17 @@ lint:
 # fresh broker on :6632 (which must be free); see the comment at the top of the script.
 readme-test:
 	bash scripts/readme-test.sh
+
+# The dashboard (docs/api/dashboard.md): `make web` rebuilds internal/dashboard/dist from web/ with
+# the lockfile (npm ci), `make web-check` fails when the committed build differs from the sources,
+# `make e2e` runs the browser tests against real brokers (scripts/e2e.sh; Chromium is installed
+# with apt when missing). `go build` never needs Node: the build is committed and embedded.
+web:
+	cd web && npm ci --no-audit --no-fund --loglevel=error && node build.mjs
+
+web-check: web
+	@git diff --exit-code --stat -- internal/dashboard/dist || { echo "internal/dashboard/dist differs from web/: run make web and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- internal/dashboard/dist)" || { echo "untracked files in internal/dashboard/dist: run make web and commit"; exit 1; }
+
+e2e:
+	bash scripts/e2e.sh

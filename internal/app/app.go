@@ -22,6 +22,7 @@ import (
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/broker"
 	"github.com/queen-go/queen/internal/config"
+	"github.com/queen-go/queen/internal/dashboard"
 	"github.com/queen-go/queen/internal/encryption"
 	"github.com/queen-go/queen/internal/httpapi"
 	"github.com/queen-go/queen/internal/lifecycle"
@@ -111,6 +112,14 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 		MaxInflightBodyBytes: int64(cfg.MaxInflightBodyBytes), BodyReadTimeout: cfg.HTTPReadTimeout}
 	if apiCfg.Auth, err = a.verifier(); err != nil {
 		return nil, err
+	}
+	if cfg.DashboardEnabled {
+		// docs/api/dashboard.md §4.1: embedded, or WEBAPP_ROOT's directory.
+		d, err := dashboard.New(cfg.WebappRoot)
+		if err != nil {
+			return nil, err
+		}
+		apiCfg.Dashboard = d
 	}
 
 	a.store, err = store.Open(ctx, store.Options{DSN: dsn, Schema: cfg.DBSchema, MaxConns: int32(cfg.DBPoolSize),

@@ -32,8 +32,10 @@ type Config struct {
 	PprofAddr string
 	// DataDir holds embedded PostgreSQL and the default spool (QUEEN_DATA_DIR).
 	DataDir string
-	// WebappRoot serves the dashboard from disk (WEBAPP_ROOT, later phase).
+	// WebappRoot serves the dashboard from disk (WEBAPP_ROOT) instead of the embedded assets.
 	WebappRoot string
+	// DashboardEnabled serves the dashboard at / and /assets/* (DASHBOARD_ENABLED, default true).
+	DashboardEnabled bool
 	// HTTPIdleTimeout closes a keep-alive connection idle this long (HTTP_IDLE_TIMEOUT).
 	HTTPIdleTimeout time.Duration
 	// HTTPReadTimeout is the time a request body has to arrive after the headers; past it

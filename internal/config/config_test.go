@@ -21,7 +21,7 @@ func TestDefaults(t *testing.T) {
 	}
 	host, _ := os.Hostname()
 	want := Config{
-		Port: 6632, Host: "0.0.0.0", WorkerID: host, LogLevel: "info", DataDir: "./queen-data",
+		Port: 6632, Host: "0.0.0.0", WorkerID: host, LogLevel: "info", DataDir: "./queen-data", DashboardEnabled: true,
 		HTTPIdleTimeout: time.Minute, HTTPReadTimeout: time.Minute, MaxInflightBodyBytes: 512 << 20, LogFormat: "text",
 		PGHost: "localhost", PGPort: 5432, PGDB: "postgres", PGUser: "postgres", PGPassword: "postgres",
 		PGSSLRejectUnauthorized: true, DBSchema: "queen_go", DBPoolSize: 50,
@@ -251,7 +251,7 @@ func TestUsageListsEverything(t *testing.T) {
 // TestSpecVariablesCovered guards against a variable of docs/api/operations.md §1.3
 // being dropped from the table.
 func TestSpecVariablesCovered(t *testing.T) {
-	spec := strings.Fields(`PORT HOST WORKER_ID LOG_LEVEL QUEEN_DATA_DIR WEBAPP_ROOT DATABASE_URL PG_HOST PG_PORT
+	spec := strings.Fields(`PORT HOST WORKER_ID LOG_LEVEL QUEEN_DATA_DIR WEBAPP_ROOT DASHBOARD_ENABLED DATABASE_URL PG_HOST PG_PORT
 		PG_DB PG_USER PG_PASSWORD PG_USE_SSL PG_SSL_REJECT_UNAUTHORIZED DB_SCHEMA DB_POOL_SIZE DB_CONNECTION_TIMEOUT
 		DB_IDLE_TIMEOUT DB_STATEMENT_TIMEOUT DB_LOCK_TIMEOUT PG_BIN_DIR DB_REQUEST_TIMEOUT DEFAULT_TIMEOUT DEFAULT_BATCH_SIZE
 		DEFAULT_SUBSCRIPTION_MODE POP_WAIT_INITIAL_INTERVAL_MS POP_WAIT_MAX_INTERVAL_MS FILE_BUFFER_DIR

@@ -40,6 +40,9 @@ type Config struct {
 	// /api/v1/status/buffers: records not yet replayed, and those of the batch failing to
 	// replay. nil: no spool, both zero.
 	FileBuffer func() (pending, failed int)
+	// Dashboard serves the web dashboard at / and /assets/* (docs/api/dashboard.md §4.1), level
+	// public; nil (DASHBOARD_ENABLED=false): both answer the JSON 404 of any unknown path.
+	Dashboard http.Handler
 	// Tracer starts the server span of every routed request (OpenTelemetry); nil: no spans and
 	// no traceparent handling at all, which is the cost of tracing when it is off.
 	Tracer trace.Tracer
@@ -107,6 +110,10 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	s.registerStreams(r)
 	s.registerAuthMe(r)
 	s.registerSystemJobs(r)
+	if cfg.Dashboard != nil {
+		r.Handle(http.MethodGet, "/", LevelPublic, cfg.Dashboard.ServeHTTP)
+		r.Handle(http.MethodGet, "/assets/:file", LevelPublic, cfg.Dashboard.ServeHTTP)
+	}
 	return limits.startClock(r)
 }
 

