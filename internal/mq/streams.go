@@ -2,19 +2,25 @@ package mq
 
 import (
 	"encoding/json"
-	"errors"
 	"time"
 )
 
 // Streams vocabulary (docs/api/streams.md). The operators run in the client SDKs; the broker
 // keeps registrations and per-shard state, and commits cycles atomically.
 
+// AnswerError is an error whose text is the API's answer, word for word, capital letter
+// included (so it is not built with errors.New, whose texts Go style wants lower case).
+type AnswerError string
+
+// Error returns the answer's text.
+func (e AnswerError) Error() string { return string(e) }
+
 // Errors of the streams routes that are answers, not failures.
 var (
 	// ErrQueryNotFound: no registration with that query_id in the caller's tenant (404).
-	ErrQueryNotFound = errors.New("Query not found")
+	ErrQueryNotFound error = AnswerError("Query not found")
 	// ErrPartitionNotFound: the cycle's source partition does not exist (404).
-	ErrPartitionNotFound = errors.New("Partition not found")
+	ErrPartitionNotFound error = AnswerError("Partition not found")
 )
 
 // Codes raised by the streams SQL (internal/store/sql/functions/100_streams.sql).
