@@ -17,6 +17,20 @@ func TestMain(m *testing.M) {
 	testserver.Main(m, &testDSN, m.Run)
 }
 
+// A baseline runs on Config.BaselineConns connections when set, else on 32 for single-row
+// commits and 8 for the batch kinds.
+func TestBaselineConnsDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		set  int
+		kind string
+		want int
+	}{{0, BaselineSingle, 32}, {0, BaselineBatch, 8}, {0, BaselineCursor, 8}, {3, BaselineSingle, 3}, {5, BaselineCursor, 5}} {
+		if got := baselineConns(Config{BaselineConns: tc.set}, tc.kind); got != tc.want {
+			t.Fatalf("BaselineConns %d, %s: %d connections, want %d", tc.set, tc.kind, got, tc.want)
+		}
+	}
+}
+
 // Each scenario runs briefly against a real broker and reports messages and a baseline ratio.
 func TestScenariosMeasureAgainstTheSameRunBaseline(t *testing.T) {
 	srv := testserver.Start(t, testDSN, testserver.Options{})
@@ -24,12 +38,14 @@ func TestScenariosMeasureAgainstTheSameRunBaseline(t *testing.T) {
 		scenario string
 		cfg      Config
 	}{
-		{"push", Config{Batch: 10, Conns: 4, Partitions: 2}},
-		// each request's 10 items over 5 of 12 partitions; the baseline on 2 connections
+		// Baselines run on 2 connections: the defaults (32 and 8, TestBaselineConnsDefaults)
+		// would take the test suite past its connection budget (docs/operations.md).
+		{"push", Config{Batch: 10, Conns: 4, Partitions: 2, BaselineConns: 2}},
+		// each request's 10 items over 5 of 12 partitions
 		{"push", Config{Batch: 10, Conns: 4, Partitions: 12, Spread: 5, BaselineConns: 2}},
-		{"popack", Config{Batch: 10, Conns: 2, Partitions: 2, AckMode: "batch", Messages: 200}},
-		{"popack", Config{Batch: 1, Conns: 2, Partitions: 2, AckMode: "ack", Messages: 50}},
-		{"txn", Config{Conns: 2, Partitions: 2, Messages: 50}},
+		{"popack", Config{Batch: 10, Conns: 2, Partitions: 2, AckMode: "batch", Messages: 200, BaselineConns: 2}},
+		{"popack", Config{Batch: 1, Conns: 2, Partitions: 2, AckMode: "ack", Messages: 50, BaselineConns: 2}},
+		{"txn", Config{Conns: 2, Partitions: 2, Messages: 50, BaselineConns: 2}},
 	} {
 		t.Run(fmt.Sprintf("%s/%s/spread=%d", tc.scenario, tc.cfg.AckMode, tc.cfg.Spread), func(t *testing.T) {
 			cfg := tc.cfg
@@ -55,13 +71,7 @@ func TestScenariosMeasureAgainstTheSameRunBaseline(t *testing.T) {
 			if tc.scenario == "push" || tc.scenario == "txn" || cfg.Batch < 100 {
 				want = BaselineSingle
 			}
-			conns := 32
-			if want != BaselineSingle {
-				conns = 8
-			}
-			if cfg.BaselineConns > 0 {
-				conns = cfg.BaselineConns
-			}
+			conns := baselineConns(cfg, want)
 			if res.Baseline.Kind != want || res.Baseline.Conns != conns ||
 				res.Baseline.Name != fmt.Sprintf("%s, %d connections", want, conns) {
 				t.Fatalf("baseline %q (%q on %d connections), want %q on %d", res.Baseline.Name,

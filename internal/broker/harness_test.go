@@ -211,6 +211,25 @@ func (x *tb) parkedPop(r mq.PopRequest) <-chan popResult {
 			return false
 		}
 	})
+	// A later attempt may still find this slot (the test has not released it yet) and would
+	// block on the unbuffered channel: let such attempts through, one at a time, as the gate
+	// would.
+	done := make(chan struct{})
+	x.t.Cleanup(func() { close(done) })
+	go func() {
+		for {
+			select {
+			case <-ch: // an attempt entered
+			case <-done:
+				return
+			}
+			select {
+			case ch <- struct{}{}: // and left
+			case <-done:
+				return
+			}
+		}
+	}()
 	g.mu.Lock()
 	slot := g.slots[key]
 	g.mu.Unlock()
