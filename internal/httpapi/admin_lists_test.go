@@ -357,6 +357,8 @@ func TestAdminMessageLookups(t *testing.T) {
 	b := admSetup(t, testserver.Options{FakeClock: true})
 	trace := "0198f2c1-0000-7000-8000-" + fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
 	b.admPushKeys("p1", "k1", "shared")
+	// Newest first; under the fixed clock equal times would fall back to partition ids.
+	b.srv.Clock.Advance(time.Second)
 	b.admPushKeys("p2", "shared")
 	b.txnCommit(obj{"operations": []any{obj{"type": "push", "queue": b.queue, "partition": "p3", "transactionId": "t1",
 		"payload": 1, "traceId": strings.ToUpper(trace)}}})
