@@ -171,30 +171,7 @@ func (s *Server) moveToDLQ(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if !found {
-		writeError(w, http.StatusNotFound, "Message not found")
-		return
-	}
-	out := struct {
-		Success        bool              `json:"success"`
-		PartitionID    string            `json:"partitionId"`
-		TransactionID  string            `json:"transactionId"`
-		ConsumerGroups []groupActionJSON `json:"consumerGroups"`
-		Skipped        []groupSkipJSON   `json:"skipped"`
-		Error          string            `json:"error,omitempty"`
-	}{PartitionID: pid, TransactionID: tx, ConsumerGroups: []groupActionJSON{}, Skipped: []groupSkipJSON{}}
-	for _, g := range groups {
-		if g.Action == mq.ActionSkipped {
-			out.Skipped = append(out.Skipped, groupSkipJSON{g.Group, g.Reason})
-		} else {
-			out.ConsumerGroups = append(out.ConsumerGroups, groupActionJSON{g.Group, g.Action})
-		}
-	}
-	out.Success = len(out.ConsumerGroups) > 0
-	if !out.Success {
-		out.Error = "Message not moved"
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeGroupActions(w, found, pid, tx, groups, "Message not moved")
 }
 
 // deleteDLQEntry serves DELETE /api/v1/dlq/:dlqId.
@@ -359,4 +336,34 @@ func dlqBodyFilter(raw json.RawMessage) (mq.DLQFilter, string) {
 		*x.dst = &t
 	}
 	return f, ""
+}
+
+// writeGroupActions answers a per-message operator action (move to the DLQ, retry): 404 when
+// the message is not found, else what each consumer group did and which it skipped, with
+// failText as the error when no group acted.
+func writeGroupActions(w http.ResponseWriter, found bool, pid, tx string, groups []mq.GroupAction, failText string) {
+	if !found {
+		writeError(w, http.StatusNotFound, "Message not found")
+		return
+	}
+	out := struct {
+		Success        bool              `json:"success"`
+		PartitionID    string            `json:"partitionId"`
+		TransactionID  string            `json:"transactionId"`
+		ConsumerGroups []groupActionJSON `json:"consumerGroups"`
+		Skipped        []groupSkipJSON   `json:"skipped"`
+		Error          string            `json:"error,omitempty"`
+	}{PartitionID: pid, TransactionID: tx, ConsumerGroups: []groupActionJSON{}, Skipped: []groupSkipJSON{}}
+	for _, g := range groups {
+		if g.Action == mq.ActionSkipped {
+			out.Skipped = append(out.Skipped, groupSkipJSON{g.Group, g.Reason})
+		} else {
+			out.ConsumerGroups = append(out.ConsumerGroups, groupActionJSON{g.Group, g.Action})
+		}
+	}
+	out.Success = len(out.ConsumerGroups) > 0
+	if !out.Success {
+		out.Error = failText
+	}
+	writeJSON(w, http.StatusOK, out)
 }

@@ -137,28 +137,5 @@ func (s *Server) retryMessage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if !found {
-		writeError(w, http.StatusNotFound, "Message not found")
-		return
-	}
-	out := struct {
-		Success        bool              `json:"success"`
-		PartitionID    string            `json:"partitionId"`
-		TransactionID  string            `json:"transactionId"`
-		ConsumerGroups []groupActionJSON `json:"consumerGroups"`
-		Skipped        []groupSkipJSON   `json:"skipped"`
-		Error          string            `json:"error,omitempty"`
-	}{PartitionID: pid, TransactionID: tx, ConsumerGroups: []groupActionJSON{}, Skipped: []groupSkipJSON{}}
-	for _, g := range groups {
-		if g.Action == mq.ActionSkipped {
-			out.Skipped = append(out.Skipped, groupSkipJSON{g.Group, g.Reason})
-		} else {
-			out.ConsumerGroups = append(out.ConsumerGroups, groupActionJSON{g.Group, g.Action})
-		}
-	}
-	out.Success = len(out.ConsumerGroups) > 0
-	if !out.Success {
-		out.Error = "Message is neither dead-lettered nor waiting for a retry"
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeGroupActions(w, found, pid, tx, groups, "Message is neither dead-lettered nor waiting for a retry")
 }
