@@ -56,4 +56,13 @@ func TestOverviewScale(t *testing.T) {
 		o.Counters.Unconsumed != 7*queues || o.OffsetLag.Max != 7 {
 		t.Fatalf("overview %+v", o)
 	}
+
+	// A hot partition: 200,000 older messages in a partition written within the last minute.
+	// The live count of the last minute's messages reads every message of such a partition
+	// (no index on created_at); this shows what that costs.
+	b.exec(`INSERT INTO messages (partition_id, position, id, transaction_id, payload, created_at)
+		SELECT p.id, 10 + n, gen_random_uuid(), 'hot' || n, '{}', $1::timestamptz - interval '1 hour'
+		FROM (SELECT id FROM partitions ORDER BY id LIMIT 1) p CROSS JOIN generate_series(1, 200000) n`, b.clock.Now())
+	b.exec(`ANALYZE messages`)
+	measure("with a hot partition of 200,000 messages")
 }
