@@ -218,7 +218,7 @@ type overviewJSON struct {
 		ProcessedPerSecond float64 `json:"processedPerSecond"`
 	} `json:"throughput"`
 	Timestamp msTime `json:"timestamp"`
-	StatsAge  int64  `json:"statsAge"`
+	StatsAge  *int64 `json:"statsAge"` // null before the stats job first ran, as on the listings
 }
 
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
@@ -230,8 +230,10 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 	out := overviewJSON{Queues: o.Queues, Partitions: o.Partitions, Namespaces: o.Namespaces, Tasks: o.Tasks,
 		Messages: counters(o.Counters), Timestamp: msTime(time.Now())}
 	out.Lag.Time, out.Lag.Offset = lagStats(o.TimeLag), lagStats(o.OffsetLag)
-	// Counters are computed live, so they are 0 s old; processing throughput needs the stats
-	// job's per-minute ack counts and reads 0 until they exist (docs/decisions.md).
+	// Counters and lag come from the stats job (docs/api/admin-api.md §1, "Freshness"), so
+	// statsAge says how old they are; processing throughput needs the stats job's per-minute
+	// ack counts and reads 0 until they exist (docs/decisions.md).
+	out.StatsAge = s.statsAge(o.StatsAt)
 	out.Throughput.IngestedPerSecond = float64(o.IngestedLastMinute) / 60
 	writeJSON(w, http.StatusOK, out)
 }

@@ -58,6 +58,7 @@ type Overview struct {
 	Counters                              Counters
 	TimeLag, OffsetLag                    Lag
 	IngestedLastMinute                    int64
+	StatsAt                               *time.Time // when the stats job last rolled up the counters; nil before its first run
 }
 
 // Page bounds a listing: at most Limit rows after skipping Offset.

@@ -46,13 +46,15 @@ func (s *Store) LabelSummaries(ctx context.Context, f mq.LabelFilter) (mq.LabelL
 	return out, nil
 }
 
-// Overview computes the system summary.
+// Overview reads the system summary: object counts live, counters and lag from the stats
+// job's system row (docs/api/admin-api.md §1, "Freshness"), so its cost does not grow with the
+// partitions' messages.
 func (s *Store) Overview(ctx context.Context) (mq.Overview, error) {
 	var o mq.Overview
 	c, t, f := &o.Counters, &o.TimeLag, &o.OffsetLag
-	_, err := s.queryOne(ctx, "SELECT * FROM qg_overview(p_now => $1)", []any{s.nowArg()},
+	_, err := s.queryOne(ctx, "SELECT * FROM qg_system_overview(p_now => $1)", []any{s.nowArg()},
 		&o.Queues, &o.Partitions, &o.Namespaces, &o.Tasks, &c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter,
-		&t.Avg, &t.Median, &t.Min, &t.Max, &f.Avg, &f.Median, &f.Min, &f.Max, &o.IngestedLastMinute)
+		&t.Avg, &t.Median, &t.Min, &t.Max, &f.Avg, &f.Median, &f.Min, &f.Max, &o.IngestedLastMinute, &o.StatsAt)
 	if err != nil {
 		return o, fmt.Errorf("overview: %w", err)
 	}

@@ -64,7 +64,17 @@ func TestAdminOverview(t *testing.T) {
 	b.clock.Advance(120 * time.Second)
 	b.pushKeys("p", "d", "e", "f") // written within the last minute
 
+	// Before the stats job's first run the counters are zeros and StatsAt is nil; the object
+	// counts are live.
 	o, err := b.s.Overview(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Queues != 1 || o.Partitions != 1 || o.Counters.Total != 0 || o.StatsAt != nil || o.IngestedLastMinute != 3 {
+		t.Fatalf("overview before a stats run %+v", o)
+	}
+	b.refreshStats()
+	o, err = b.s.Overview(b.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,5 +91,8 @@ func TestAdminOverview(t *testing.T) {
 	}
 	if o.IngestedLastMinute != 3 {
 		t.Fatalf("ingested in the last minute: %d, want 3", o.IngestedLastMinute)
+	}
+	if o.StatsAt == nil || !o.StatsAt.Equal(b.clock.Now()) {
+		t.Fatalf("stats at %v, want the run's time %v", o.StatsAt, b.clock.Now())
 	}
 }
