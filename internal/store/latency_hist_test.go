@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -84,5 +85,20 @@ func TestWorkerSeriesSumsLatencyHistograms(t *testing.T) {
 	}
 	if p := mq.LatencyPercentile(pts[0].PushHist, pts[0].PushMsMax, 0.99); p == nil || *p != 30000 {
 		t.Errorf("p99 %v", p)
+	}
+
+	// A row without the histogram keys (a sender older than migration 0010) counts zeros.
+	row, err := json.Marshal(minute(at, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `SELECT qg_metrics_flush(p_worker => 'old', p_hostname => 'h', p_pid => 1,
+		p_workers => jsonb_build_array($1::jsonb - 'push_ms_hist' - 'pop_ms_hist' - 'ack_ms_hist' - 'txn_ms_hist'),
+		p_queues => '[]', p_now => NULL)`, row); err != nil {
+		t.Fatal(err)
+	}
+	old, err := s.WorkerSeries(ctx, mq.Window{From: at, To: at.Add(time.Minute), BucketMinutes: 1}, "", "old")
+	if err != nil || len(old) != 1 || !slices.Equal(old[0].PushHist, zero) || mq.LatencyPercentile(old[0].PushHist, 0, 0.5) != nil {
+		t.Errorf("row without histograms: %+v %v", old, err)
 	}
 }

@@ -12,9 +12,15 @@ DECLARE
     v_now    timestamptz := coalesce(p_now, clock_timestamp());
     v_labels jsonb := jsonb_build_object('worker_id', p_worker, 'hostname', p_hostname, 'pid', p_pid,
                                          'updated_at', v_now);
+    -- Latency histograms a row leaves out (a sender older than migration 0010) count nothing
+    -- rather than write NULL into their NOT NULL columns.
+    v_hists  jsonb := jsonb_build_object('push_ms_hist', to_jsonb(array_fill(0, ARRAY[14])),
+                                         'pop_ms_hist', to_jsonb(array_fill(0, ARRAY[14])),
+                                         'ack_ms_hist', to_jsonb(array_fill(0, ARRAY[14])),
+                                         'txn_ms_hist', to_jsonb(array_fill(0, ARRAY[14])));
 BEGIN
     INSERT INTO metrics_worker_minute AS w
-    SELECT (jsonb_populate_record(NULL::metrics_worker_minute, x.r || v_labels)).*
+    SELECT (jsonb_populate_record(NULL::metrics_worker_minute, v_hists || x.r || v_labels)).*
     FROM jsonb_array_elements(p_workers) AS x (r)
     ON CONFLICT ON CONSTRAINT metrics_worker_minute_pkey DO UPDATE SET
         hostname = EXCLUDED.hostname, pid = EXCLUDED.pid, updated_at = EXCLUDED.updated_at,
