@@ -116,13 +116,17 @@ func (s *Server) analyticsSystem(w http.ResponseWriter, r *http.Request) {
 	}))
 }
 
-// opJSON is one operation's counts and latency in a bucket.
-func opJSON(requests int64, msSum, msMax float64, extra ...any) map[string]any {
+// opJSON is one operation's counts and latency in a bucket. p50Ms, p95Ms and p99Ms come from
+// the bucket's latency histogram (docs/api/admin-api.md §6, dashboard M13): null without
+// requests, and also for minutes recorded before the histograms existed.
+func opJSON(requests int64, msSum, msMax float64, hist []int64, extra ...any) map[string]any {
 	avg := 0.0
 	if requests > 0 {
 		avg = msSum / float64(requests)
 	}
-	m := map[string]any{"requests": requests, "avgMs": avg, "maxMs": msMax}
+	m := map[string]any{"requests": requests, "avgMs": avg, "maxMs": msMax,
+		"p50Ms": mq.LatencyPercentile(hist, msMax, 0.50), "p95Ms": mq.LatencyPercentile(hist, msMax, 0.95),
+		"p99Ms": mq.LatencyPercentile(hist, msMax, 0.99)}
 	for i := 0; i+1 < len(extra); i += 2 {
 		m[extra[i].(string)] = extra[i+1]
 	}
@@ -137,10 +141,10 @@ func (s *Server) analyticsWorkers(w http.ResponseWriter, r *http.Request) {
 	}
 	series(w, win, "workers", workerSeries(rows, func(p mq.WorkerPoint) any {
 		return map[string]any{"timestamp": msTime(p.At),
-			"push":        opJSON(p.PushRequests, p.PushMsSum, p.PushMsMax, "messages", p.PushMessages),
-			"pop":         opJSON(p.PopRequests, p.PopMsSum, p.PopMsMax, "messages", p.PopMessages, "empty", p.PopEmpty),
-			"ack":         opJSON(p.AckRequests, p.AckMsSum, p.AckMsMax, "messages", p.AckMessages, "success", p.AckSuccess, "failed", p.AckFailed),
-			"transaction": opJSON(p.Transactions, p.TxnMsSum, p.TxnMsMax),
+			"push":        opJSON(p.PushRequests, p.PushMsSum, p.PushMsMax, p.PushHist, "messages", p.PushMessages),
+			"pop":         opJSON(p.PopRequests, p.PopMsSum, p.PopMsMax, p.PopHist, "messages", p.PopMessages, "empty", p.PopEmpty),
+			"ack":         opJSON(p.AckRequests, p.AckMsSum, p.AckMsMax, p.AckHist, "messages", p.AckMessages, "success", p.AckSuccess, "failed", p.AckFailed),
+			"transaction": opJSON(p.Transactions, p.TxnMsSum, p.TxnMsMax, p.TxnHist),
 			"dbErrors":    p.DBErrors, "dlq": p.DLQ}
 	}))
 }

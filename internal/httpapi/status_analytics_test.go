@@ -49,10 +49,36 @@ func TestAnalyticsRoutes(t *testing.T) {
 
 	wp := admShape(t, admList(t, series("worker-metrics", "workers")[0]["points"])[0],
 		"timestamp", "push", "pop", "ack", "transaction", "dbErrors", "dlq")
-	if !admEqualJSON(admShape(t, wp["push"], "requests", "messages", "avgMs", "maxMs")["messages"], "4") ||
-		!admEqualJSON(admShape(t, wp["ack"], "requests", "messages", "success", "failed", "avgMs", "maxMs")["failed"], "1") ||
+	lat := []string{"avgMs", "maxMs", "p50Ms", "p95Ms", "p99Ms"}
+	if !admEqualJSON(admShape(t, wp["push"], append([]string{"requests", "messages"}, lat...)...)["messages"], "4") ||
+		!admEqualJSON(admShape(t, wp["ack"], append([]string{"requests", "messages", "success", "failed"}, lat...)...)["failed"], "1") ||
 		wp["dlq"] != 1.0 {
 		t.Errorf("worker-metrics point %v", wp)
+	}
+	// M13: percentiles are histogram bucket bounds (or the maximum beyond the last bound), in
+	// order, for operations with requests; null without.
+	bounds := map[float64]bool{}
+	for _, b := range mq.LatencyBoundsMs {
+		bounds[b] = true
+	}
+	for _, op := range []string{"push", "pop", "ack"} {
+		o := wp[op].(map[string]any)
+		p50, ok50 := o["p50Ms"].(float64)
+		p95, ok95 := o["p95Ms"].(float64)
+		p99, ok99 := o["p99Ms"].(float64)
+		if o["requests"].(float64) == 0 || !ok50 || !ok95 || !ok99 || p50 > p95 || p95 > p99 {
+			t.Errorf("worker-metrics %s percentiles %v", op, o)
+			continue
+		}
+		for _, v := range []float64{p50, p95, p99} {
+			if !bounds[v] && v != o["maxMs"] {
+				t.Errorf("worker-metrics %s: %v is no bucket bound nor maxMs in %v", op, v, o)
+			}
+		}
+	}
+	if tx := admShape(t, wp["transaction"], append([]string{"requests"}, lat...)...); tx["requests"] != 0.0 ||
+		tx["p50Ms"] != nil || tx["p95Ms"] != nil || tx["p99Ms"] != nil {
+		t.Errorf("worker-metrics transaction without requests %v", tx)
 	}
 
 	ops := series("queue-ops?queue="+b.queue, "queues", "omittedQueues", "other")

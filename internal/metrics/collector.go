@@ -109,9 +109,10 @@ func (c *Collector) current() *minute {
 }
 
 // op counts one broker operation: its request, its latency and a database failure.
-func (m *minute) op(requests *int64, msSum, msMax *float64, took time.Duration, err error) {
+func (m *minute) op(requests *int64, msSum, msMax *float64, hist *mq.LatencyHist, took time.Duration, err error) {
 	*requests++
 	ms := float64(took) / float64(time.Millisecond)
+	hist.Observe(ms)
 	*msSum += ms
 	*msMax = max(*msMax, ms)
 	if err != nil && !errors.Is(err, context.Canceled) { // a caller that went away is no failure
@@ -141,7 +142,7 @@ func (c *Collector) Pushed(items []mq.PushItem, out []mq.PushResult, took time.D
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
-	m.op(&m.w.PushRequests, &m.w.PushMsSum, &m.w.PushMsMax, took, err)
+	m.op(&m.w.PushRequests, &m.w.PushMsSum, &m.w.PushMsMax, &m.w.PushMsHist, took, err)
 	seen := map[string]bool{}
 	for _, it := range items {
 		if !seen[it.Queue] {
@@ -164,7 +165,7 @@ func (c *Collector) Popped(req mq.PopRequest, res mq.PopResult, took time.Durati
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
-	m.op(&m.w.PopRequests, &m.w.PopMsSum, &m.w.PopMsMax, took, err)
+	m.op(&m.w.PopRequests, &m.w.PopMsSum, &m.w.PopMsMax, &m.w.PopMsHist, took, err)
 	if len(res.Messages) == 0 {
 		m.w.PopEmpty++
 		if req.Queue != "" {
@@ -206,7 +207,7 @@ func (c *Collector) Acked(items []mq.AckItem, res []mq.AckResult, took time.Dura
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
-	m.op(&m.w.AckRequests, &m.w.AckMsSum, &m.w.AckMsMax, took, err)
+	m.op(&m.w.AckRequests, &m.w.AckMsSum, &m.w.AckMsMax, &m.w.AckMsHist, took, err)
 	seen := map[string]bool{}
 	for i, r := range res {
 		queue := ""
@@ -254,7 +255,7 @@ func (c *Collector) Transacted(entries []mq.TxnEntry, out mq.TxnOutcome, took ti
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
-	m.op(&m.w.Transactions, &m.w.TxnMsSum, &m.w.TxnMsMax, took, err)
+	m.op(&m.w.Transactions, &m.w.TxnMsSum, &m.w.TxnMsMax, &m.w.TxnMsHist, took, err)
 	touched := map[string]bool{}
 	for _, e := range entries {
 		if e.Ack == nil {

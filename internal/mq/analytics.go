@@ -24,6 +24,9 @@ type WorkerPoint struct {
 	AckMsSum, AckMsMax, TxnMsSum, TxnMsMax        float64
 	CPUUserUs, CPUSysUs, RSSBytes                 int64
 	PoolSize, PoolActive, PoolIdle, Parked        int
+	// Latency histograms summed over the bucket, one count per bucket of LatencyBoundsMs
+	// (LatencyPercentile reads them; dashboard M13).
+	PushHist, PopHist, AckHist, TxnHist []int64
 }
 
 // QueuePoint is what happened on one queue in one bucket, over every instance.

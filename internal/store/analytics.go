@@ -22,7 +22,8 @@ func (s *Store) WorkerSeries(ctx context.Context, w mq.Window, hostname, workerI
 			&p.PopRequests, &p.PopEmpty, &p.AckRequests, &p.Transactions, &p.PushMessages, &p.PopMessages,
 			&p.AckMessages, &p.AckSuccess, &p.AckFailed, &p.DBErrors, &p.DLQ, &p.PushMsSum, &p.PushMsMax,
 			&p.PopMsSum, &p.PopMsMax, &p.AckMsSum, &p.AckMsMax, &p.TxnMsSum, &p.TxnMsMax, &p.CPUUserUs,
-			&p.CPUSysUs, &p.RSSBytes, &p.PoolSize, &p.PoolActive, &p.PoolIdle, &p.Parked)
+			&p.CPUSysUs, &p.RSSBytes, &p.PoolSize, &p.PoolActive, &p.PoolIdle, &p.Parked,
+			&p.PushHist, &p.PopHist, &p.AckHist, &p.TxnHist)
 	})
 	return out, wrap("worker series", err)
 }

@@ -36,16 +36,22 @@ type WorkerMinute struct {
 	AckMsMax      float64   `json:"ack_ms_max"`
 	TxnMsSum      float64   `json:"txn_ms_sum"`
 	TxnMsMax      float64   `json:"txn_ms_max"`
-	LagMsSum      float64   `json:"lag_ms_sum"`
-	LagCount      int64     `json:"lag_count"`
-	LagMsMax      float64   `json:"lag_ms_max"`
-	CPUUserUs     int64     `json:"cpu_user_us"`
-	CPUSysUs      int64     `json:"cpu_sys_us"`
-	RSSBytes      int64     `json:"rss_bytes"`
-	PoolSize      int       `json:"pool_size"`
-	PoolActive    int       `json:"pool_active"`
-	PoolIdle      int       `json:"pool_idle"`
-	Parked        int       `json:"parked"`
+	// Latency histograms (mq.LatencyBoundsMs; dashboard M13): fixed-size arrays, so the JSON
+	// always carries every bucket and a minute without requests writes zeros, never null.
+	PushMsHist mq.LatencyHist `json:"push_ms_hist"`
+	PopMsHist  mq.LatencyHist `json:"pop_ms_hist"`
+	AckMsHist  mq.LatencyHist `json:"ack_ms_hist"`
+	TxnMsHist  mq.LatencyHist `json:"txn_ms_hist"`
+	LagMsSum   float64        `json:"lag_ms_sum"`
+	LagCount   int64          `json:"lag_count"`
+	LagMsMax   float64        `json:"lag_ms_max"`
+	CPUUserUs  int64          `json:"cpu_user_us"`
+	CPUSysUs   int64          `json:"cpu_sys_us"`
+	RSSBytes   int64          `json:"rss_bytes"`
+	PoolSize   int            `json:"pool_size"`
+	PoolActive int            `json:"pool_active"`
+	PoolIdle   int            `json:"pool_idle"`
+	Parked     int            `json:"parked"`
 }
 
 // QueueMinute is the part of a WorkerMinute that belongs to one queue (metrics_queue_minute).

@@ -12,9 +12,15 @@ DECLARE
     v_now    timestamptz := coalesce(p_now, clock_timestamp());
     v_labels jsonb := jsonb_build_object('worker_id', p_worker, 'hostname', p_hostname, 'pid', p_pid,
                                          'updated_at', v_now);
+    -- Latency histograms a row leaves out (a sender older than migration 0010) count nothing
+    -- rather than write NULL into their NOT NULL columns.
+    v_hists  jsonb := jsonb_build_object('push_ms_hist', to_jsonb(array_fill(0, ARRAY[14])),
+                                         'pop_ms_hist', to_jsonb(array_fill(0, ARRAY[14])),
+                                         'ack_ms_hist', to_jsonb(array_fill(0, ARRAY[14])),
+                                         'txn_ms_hist', to_jsonb(array_fill(0, ARRAY[14])));
 BEGIN
     INSERT INTO metrics_worker_minute AS w
-    SELECT (jsonb_populate_record(NULL::metrics_worker_minute, x.r || v_labels)).*
+    SELECT (jsonb_populate_record(NULL::metrics_worker_minute, v_hists || x.r || v_labels)).*
     FROM jsonb_array_elements(p_workers) AS x (r)
     ON CONFLICT ON CONSTRAINT metrics_worker_minute_pkey DO UPDATE SET
         hostname = EXCLUDED.hostname, pid = EXCLUDED.pid, updated_at = EXCLUDED.updated_at,
@@ -40,6 +46,10 @@ BEGIN
         ack_ms_max = greatest(w.ack_ms_max, EXCLUDED.ack_ms_max),
         txn_ms_sum = w.txn_ms_sum + EXCLUDED.txn_ms_sum,
         txn_ms_max = greatest(w.txn_ms_max, EXCLUDED.txn_ms_max),
+        push_ms_hist = qg_hist_sum(ARRAY[w.push_ms_hist, EXCLUDED.push_ms_hist]),
+        pop_ms_hist = qg_hist_sum(ARRAY[w.pop_ms_hist, EXCLUDED.pop_ms_hist]),
+        ack_ms_hist = qg_hist_sum(ARRAY[w.ack_ms_hist, EXCLUDED.ack_ms_hist]),
+        txn_ms_hist = qg_hist_sum(ARRAY[w.txn_ms_hist, EXCLUDED.txn_ms_hist]),
         lag_ms_sum = w.lag_ms_sum + EXCLUDED.lag_ms_sum,
         lag_count = w.lag_count + EXCLUDED.lag_count,
         lag_ms_max = greatest(w.lag_ms_max, EXCLUDED.lag_ms_max),

@@ -2,7 +2,8 @@
 -- the retention history. $1 from, $2 to, $3 bucket size in minutes; only buckets with data
 -- are returned. Filters are NULL for any.
 
--- Per instance and bucket. $4 hostname, $5 worker id.
+-- Per instance and bucket. $4 hostname, $5 worker id. The latency histograms are summed over
+-- the bucket's minutes (mq.LatencyBoundsMs; dashboard M13).
 -- name: analytics_workers
 SELECT date_bin($3::integer * interval '1 minute', w.minute, timestamptz '2000-01-01') AS b,
        w.hostname, w.worker_id, (array_agg(w.pid ORDER BY w.minute DESC))[1], count(*),
@@ -13,7 +14,9 @@ SELECT date_bin($3::integer * interval '1 minute', w.minute, timestamptz '2000-0
        sum(w.push_ms_sum), max(w.push_ms_max), sum(w.pop_ms_sum), max(w.pop_ms_max),
        sum(w.ack_ms_sum), max(w.ack_ms_max), sum(w.txn_ms_sum), max(w.txn_ms_max),
        sum(w.cpu_user_us)::bigint, sum(w.cpu_sys_us)::bigint, max(w.rss_bytes), max(w.pool_size),
-       max(w.pool_active), max(w.pool_idle), max(w.parked)
+       max(w.pool_active), max(w.pool_idle), max(w.parked),
+       qg_hist_sum(array_agg(w.push_ms_hist)), qg_hist_sum(array_agg(w.pop_ms_hist)),
+       qg_hist_sum(array_agg(w.ack_ms_hist)), qg_hist_sum(array_agg(w.txn_ms_hist))
 FROM metrics_worker_minute w
 WHERE w.minute >= date_bin($3::integer * interval '1 minute', $1::timestamptz, timestamptz '2000-01-01')
   AND w.minute <= $2 AND ($4::text IS NULL OR w.hostname = $4) AND ($5::text IS NULL OR w.worker_id = $5)
