@@ -19,7 +19,7 @@ func TestStreamsScenarios(t *testing.T) {
 	}{
 		{"streams-cycle", Config{StateOps: 1, Conns: 2, Partitions: 2, Duration: 300 * time.Millisecond}},
 		{"streams-cycle", Config{StateOps: 100, Conns: 2, Partitions: 2, Duration: 300 * time.Millisecond}},
-		{"streams-window", Config{Rate: 50, Conns: 1, Partitions: 2, Duration: 4 * time.Second}},
+		{"streams-window", Config{Rate: 50, Conns: 1, Partitions: 2, Duration: 8 * time.Second}}, // windows of 1 s must close and reach the sink on a loaded machine
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			cfg := tc.cfg
