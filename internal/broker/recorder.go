@@ -25,10 +25,10 @@ type Recorder interface {
 
 type nopRecorder struct{}
 
-func (nopRecorder) Pushed([]mq.PushItem, []mq.PushResult, time.Duration, error)   {}
-func (nopRecorder) Popped(mq.PopRequest, mq.PopResult, time.Duration, error)      {}
-func (nopRecorder) Acked([]mq.AckItem, []mq.AckResult, time.Duration, error)      {}
-func (nopRecorder) Transacted([]mq.TxnEntry, mq.TxnOutcome, time.Duration, error) {}
+func (nopRecorder) Pushed([]mq.PushItem, []mq.PushResult, time.Duration, error)        {}
+func (nopRecorder) Popped(mq.PopRequest, mq.PopResult, time.Duration, error)           {}
+func (nopRecorder) Acked([]mq.AckItem, []mq.AckResult, time.Duration, error)           {}
+func (nopRecorder) Transacted([]mq.TxnEntry, mq.TxnOutcome, time.Duration, error)      {}
 func (nopRecorder) Cycled(mq.StreamCycle, mq.StreamCycleOutcome, time.Duration, error) {}
 
 // The exported operations time the unexported ones that do the work and tell the recorder.
