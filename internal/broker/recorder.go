@@ -18,14 +18,18 @@ type Recorder interface {
 	Popped(req mq.PopRequest, res mq.PopResult, took time.Duration, err error)
 	Acked(items []mq.AckItem, res []mq.AckResult, took time.Duration, err error)
 	Transacted(entries []mq.TxnEntry, out mq.TxnOutcome, took time.Duration, err error)
+	// Cycled reports a stream cycle (docs/api/streams.md §4): its sink pushes and its source
+	// ack are pushes and acks, so the push and ack figures include cycles.
+	Cycled(c mq.StreamCycle, out mq.StreamCycleOutcome, took time.Duration, err error)
 }
 
 type nopRecorder struct{}
 
-func (nopRecorder) Pushed([]mq.PushItem, []mq.PushResult, time.Duration, error)   {}
-func (nopRecorder) Popped(mq.PopRequest, mq.PopResult, time.Duration, error)      {}
-func (nopRecorder) Acked([]mq.AckItem, []mq.AckResult, time.Duration, error)      {}
-func (nopRecorder) Transacted([]mq.TxnEntry, mq.TxnOutcome, time.Duration, error) {}
+func (nopRecorder) Pushed([]mq.PushItem, []mq.PushResult, time.Duration, error)        {}
+func (nopRecorder) Popped(mq.PopRequest, mq.PopResult, time.Duration, error)           {}
+func (nopRecorder) Acked([]mq.AckItem, []mq.AckResult, time.Duration, error)           {}
+func (nopRecorder) Transacted([]mq.TxnEntry, mq.TxnOutcome, time.Duration, error)      {}
+func (nopRecorder) Cycled(mq.StreamCycle, mq.StreamCycleOutcome, time.Duration, error) {}
 
 // The exported operations time the unexported ones that do the work and tell the recorder.
 

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"time"
 
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
@@ -25,7 +26,9 @@ func (b *Broker) StreamRegister(ctx context.Context, r mq.StreamRegistration) (m
 // queue when its lease was released, are woken after the commit.
 func (b *Broker) StreamCycle(ctx context.Context, c mq.StreamCycle, producerSub *string) (mq.StreamCycleOutcome, error) {
 	ctx, span := b.startOp(ctx, "stream_cycle")
+	start := time.Now()
 	out, err := b.streamCycle(ctx, c, producerSub)
+	b.cfg.Recorder.Cycled(c, out, time.Since(start), err)
 	endSpan(span, err)
 	return out, err
 }

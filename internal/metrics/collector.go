@@ -281,6 +281,41 @@ func (c *Collector) Transacted(entries []mq.TxnEntry, out mq.TxnOutcome, took ti
 	}
 }
 
+// Cycled implements broker.Recorder: a stream cycle (docs/api/streams.md §4) counts as a push
+// request when it carries push items and as an ack request when it carries an ack (its time
+// in both; a database failure once). Its queued sink items count as pushed messages; its ack
+// as one acknowledged message of the source queue, failed when the cycle rolled back or the
+// ack dead-lettered, as a rejected or dlq ack item counts.
+func (c *Collector) Cycled(cy mq.StreamCycle, out mq.StreamCycleOutcome, took time.Duration, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.current()
+	opErr := err
+	if len(cy.PushItems) > 0 {
+		m.op(&m.w.PushRequests, &m.w.PushMsSum, &m.w.PushMsMax, &m.w.PushMsHist, took, opErr)
+		opErr = nil
+		seen := map[string]bool{}
+		for _, e := range cy.PushItems {
+			if !seen[e.Push.Queue] {
+				seen[e.Push.Queue] = true
+				m.queue(e.Push.Queue).PushRequests++
+			}
+		}
+		for _, r := range out.PushResults {
+			if r.Status == mq.StatusQueued {
+				c.written++
+				m.w.PushMessages++
+				m.queue(r.Queue).PushMessages++
+			}
+		}
+	}
+	if cy.Ack != nil {
+		m.op(&m.w.AckRequests, &m.w.AckMsSum, &m.w.AckMsMax, &m.w.AckMsHist, took, opErr)
+		applied := err == nil && out.Rollback == "" && out.Ack != nil
+		c.ackItem(m, out.SourceQueue, applied && !cy.Ack.DeadLetter, applied && out.Ack.DLQ, map[string]bool{})
+	}
+}
+
 // DeadLettered counts DLQ entries written by a background job (eviction).
 func (c *Collector) DeadLettered(queue string, n int64) {
 	c.mu.Lock()

@@ -66,7 +66,10 @@ CREATE TYPE qg_cycle_row AS (
 --
 -- The pushes go through qg_push_items and the ack through qg_ack_items, the data path's own
 -- code; the cycle adds only its stricter ack rules (an ack at or below the cursor rejects, a
--- failure dead-letters, release_lease) and the state ops. p_statuses: completed | dlq (the Go
+-- failure dead-letters, release_lease) and the state ops. Rule (b) of docs/api/streams.md §4.3
+-- is qg_ack_items' "already committed" verdict, which already leaves out the messages of the
+-- pair's requeue batch (docs/api/concepts.md §8.2), so those acks are applied with the
+-- requeue readings. p_statuses: completed | dlq (the Go
 -- side maps success and failed). Sink partitions must exist: missing ones raise QG001 before
 -- anything is written, and the caller creates them in a committed step and calls again.
 CREATE OR REPLACE FUNCTION qg_stream_cycle(
@@ -87,6 +90,7 @@ DECLARE
     v_cursor0 bigint;
     v_cursor1 bigint;
     v_live    boolean;
+    v_rqb     boolean;   -- the pair still holds a requeue batch after the ack
     v_now     timestamptz;
 BEGIN
     PERFORM 1 FROM stream_queries q WHERE q.id = p_query_id AND q.tenant = p_tenant FOR SHARE;
@@ -139,13 +143,23 @@ BEGIN
         IF v_ack.already_committed THEN
             RAISE EXCEPTION USING ERRCODE = 'QG012', MESSAGE = 'QG012';
         END IF;
-        SELECT c.cursor, c.lease_id IS NOT NULL AND c.lease_expires_at > v_now INTO v_cursor1, v_live
+        SELECT c.cursor, c.lease_id IS NOT NULL AND c.lease_expires_at > v_now,
+               coalesce(c.batch_end <= c.cursor, false) AND qg_requeue_batch(c.partition_id, c.consumer_group)
+        INTO v_cursor1, v_live, v_rqb
         FROM consumers c WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
         IF p_release AND v_live THEN
             -- release_lease: the rest of the batch is deliverable at once, retry counter unchanged.
+            -- A requeue batch's rest stays in the requeued set, out of any batch, and the pair is
+            -- listed by what it serves next: the set (docs/api/concepts.md §9.3).
             UPDATE consumers c SET lease_id = NULL, lease_expires_at = NULL, batch_end = NULL
             WHERE c.partition_id = p_partition_id AND c.consumer_group = p_group;
-            PERFORM qg_ack_rework(ARRAY[p_partition_id], ARRAY[p_group], ARRAY[v_cursor1]);
+            IF v_rqb THEN
+                UPDATE requeued r SET in_batch = false
+                WHERE r.partition_id = p_partition_id AND r.consumer_group = p_group AND r.in_batch;
+                PERFORM qg_requeue_rework(p_partition_id, p_group);
+            ELSE
+                PERFORM qg_ack_rework(ARRAY[p_partition_id], ARRAY[p_group], ARRAY[v_cursor1]);
+            END IF;
             v_live := false;
         END IF;
     END IF;
