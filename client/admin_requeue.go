@@ -3,7 +3,6 @@ package queen
 import (
 	"context"
 	"net/http"
-	"time"
 )
 
 // DLQRequeue selects dead-lettered entries to give another chance (POST /api/v1/dlq/requeue):
@@ -12,11 +11,7 @@ import (
 // copied as new messages into ToQueue (ToPartition, or each entry's own partition); without
 // it each message goes back to the consumer group that dead-lettered it.
 type DLQRequeue struct {
-	IDs []string
-
-	Queue, ConsumerGroup, Partition, Error string
-	From, To                               time.Time
-	Limit                                  int
+	DLQSelection
 
 	ToQueue, ToPartition string
 }
@@ -42,28 +37,7 @@ type DLQRequeueResult struct {
 // RequeueDLQ requeues dead-lettered entries. Repeating a call is safe: requeued entries are
 // gone. Brokers without the route answer ErrUnsupported.
 func (c *Client) RequeueDLQ(ctx context.Context, r DLQRequeue) (*DLQRequeueResult, error) {
-	body := map[string]any{}
-	if r.IDs != nil {
-		body["ids"] = r.IDs
-	} else {
-		f := map[string]string{}
-		for k, v := range map[string]string{"queue": r.Queue, "consumerGroup": r.ConsumerGroup,
-			"partition": r.Partition, "error": r.Error} {
-			if v != "" {
-				f[k] = v
-			}
-		}
-		if !r.From.IsZero() {
-			f["from"] = FromTime(r.From)
-		}
-		if !r.To.IsZero() {
-			f["to"] = FromTime(r.To)
-		}
-		body["filter"] = f
-		if r.Limit > 0 {
-			body["limit"] = r.Limit
-		}
-	}
+	body := r.body()
 	if r.ToQueue != "" {
 		body["mode"], body["toQueue"] = "copy", r.ToQueue
 		if r.ToPartition != "" {

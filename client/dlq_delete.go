@@ -6,16 +6,41 @@ import (
 	"time"
 )
 
-// DLQDelete selects dead-letter entries to delete (POST /api/v1/dlq/delete): by IDs (their
-// DLQ ids), or, when IDs is nil, every entry matching the filter fields (all of them when every
-// field is empty), up to Limit (default and maximum 1000), oldest failure first. Deleting an
-// entry leaves its message, if still stored, as it is.
-type DLQDelete struct {
+// DLQSelection names dead-letter entries for DeleteDLQ and RequeueDLQ: by IDs, or else by
+// filter (empty fields match anything), oldest first, at most Limit (0: the broker's default).
+type DLQSelection struct {
 	IDs []string
 
 	Queue, ConsumerGroup, Partition, Error string
 	From, To                               time.Time
 	Limit                                  int
+}
+
+// body is the selection as the request body of the DLQ routes (docs/api/admin-api.md §3.2-3.3).
+func (s DLQSelection) body() map[string]any {
+	body := map[string]any{}
+	if s.IDs != nil {
+		body["ids"] = s.IDs
+		return body
+	}
+	f := map[string]string{}
+	for k, v := range map[string]string{"queue": s.Queue, "consumerGroup": s.ConsumerGroup,
+		"partition": s.Partition, "error": s.Error} {
+		if v != "" {
+			f[k] = v
+		}
+	}
+	if !s.From.IsZero() {
+		f["from"] = FromTime(s.From)
+	}
+	if !s.To.IsZero() {
+		f["to"] = FromTime(s.To)
+	}
+	body["filter"] = f
+	if s.Limit > 0 {
+		body["limit"] = s.Limit
+	}
+	return body
 }
 
 // DLQDeleteResult is the broker's answer to a deletion.
@@ -30,29 +55,8 @@ type DLQDeleteResult struct {
 
 // DeleteDLQ deletes dead-letter entries. Repeating a call is safe: deleted entries are
 // reported "DLQ entry not found" (by id) or no longer match (by filter).
-func (c *Client) DeleteDLQ(ctx context.Context, d DLQDelete) (*DLQDeleteResult, error) {
-	body := map[string]any{}
-	if d.IDs != nil {
-		body["ids"] = d.IDs
-	} else {
-		f := map[string]string{}
-		for k, v := range map[string]string{"queue": d.Queue, "consumerGroup": d.ConsumerGroup,
-			"partition": d.Partition, "error": d.Error} {
-			if v != "" {
-				f[k] = v
-			}
-		}
-		if !d.From.IsZero() {
-			f["from"] = FromTime(d.From)
-		}
-		if !d.To.IsZero() {
-			f["to"] = FromTime(d.To)
-		}
-		body["filter"] = f
-		if d.Limit > 0 {
-			body["limit"] = d.Limit
-		}
-	}
+func (c *Client) DeleteDLQ(ctx context.Context, d DLQSelection) (*DLQDeleteResult, error) {
+	body := d.body()
 	var res DLQDeleteResult
 	if _, err := c.do(ctx, call{method: http.MethodPost, path: "/api/v1/dlq/delete", body: body}, &res); err != nil {
 		return nil, err

@@ -11,9 +11,7 @@ import (
 // dlqDeleteCmd is `queenctl dlq delete`: dead-letter entries removed by id or by filter
 // (POST /api/v1/dlq/delete, docs/api/admin-api.md §3.3).
 func (a *app) dlqDeleteCmd() *cobra.Command {
-	var d queen.DLQDelete
-	var since, until duration
-	var all bool
+	var sel dlqSelect
 	cmd := &cobra.Command{
 		Use:   "delete [DLQ_ID...]",
 		Short: "Delete dead-letter entries (by entry id or by filter)",
@@ -27,23 +25,9 @@ REMAINING is 0.`,
   queenctl dlq delete --all`,
 		Args: nargs(0, -1),
 		RunE: a.run(func(args []string) int {
-			filtered := d.Queue != "" || d.ConsumerGroup != "" || d.Partition != "" || d.Error != "" || since > 0 || until > 0
-			switch {
-			case len(args) > 0 && (filtered || all):
-				return a.usageError("give DLQ ids or filter flags, not both")
-			case len(args) == 0 && !filtered && !all:
-				return a.usageError("delete needs DLQ ids, filter flags (--queue, --group, --partition, --error, --since, --until) or --all")
-			case d.Limit < 0 || d.Limit > 1000:
-				return a.usageError("--limit must be between 1 and 1000")
-			}
-			if len(args) > 0 {
-				d.IDs = args
-			}
-			if since > 0 {
-				d.From = time.Now().Add(-time.Duration(since))
-			}
-			if until > 0 {
-				d.To = time.Now().Add(-time.Duration(until))
+			d, code := sel.resolve(a, "delete", args)
+			if code != 0 {
+				return code
 			}
 			res, err := a.c.DeleteDLQ(a.ctx, d)
 			if err != nil {
@@ -57,14 +41,51 @@ REMAINING is 0.`,
 			return a.print(res, []string{"DLQ_ID", "RESULT", "DETAIL"}, rows)
 		}),
 	}
-	f := cmd.Flags()
-	f.StringVar(&d.Queue, "queue", "", "entries of this queue")
-	f.StringVar(&d.ConsumerGroup, "group", "", "entries of this consumer group (__QUEUE_MODE__ for queue mode)")
-	f.StringVar(&d.Partition, "partition", "", "entries of this partition")
-	f.StringVar(&d.Error, "error", "", "entries with exactly this reason, e.g. \"Retries exhausted\"")
-	f.Var(&since, "since", "entries dead-lettered within this long (e.g. 1h)")
-	f.Var(&until, "until", "entries dead-lettered at least this long ago")
-	f.BoolVar(&all, "all", false, "every entry (up to --limit)")
-	f.IntVar(&d.Limit, "limit", 0, "by filter: at most this many entries (default and maximum 1000)")
+	sel.register(cmd)
 	return cmd
+}
+
+// dlqSelect is the entry selection of `dlq delete` and `dlq requeue`: DLQ ids as arguments, or
+// filter flags, or --all, with --limit.
+type dlqSelect struct {
+	sel          queen.DLQSelection
+	since, until duration
+	all          bool
+}
+
+// register adds the selection flags to cmd.
+func (s *dlqSelect) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&s.sel.Queue, "queue", "", "entries of this queue")
+	f.StringVar(&s.sel.ConsumerGroup, "group", "", "entries of this consumer group (__QUEUE_MODE__ for queue mode)")
+	f.StringVar(&s.sel.Partition, "partition", "", "entries of this partition")
+	f.StringVar(&s.sel.Error, "error", "", "entries with exactly this reason, e.g. \"Retries exhausted\"")
+	f.Var(&s.since, "since", "entries dead-lettered within this long (e.g. 1h)")
+	f.Var(&s.until, "until", "entries dead-lettered at least this long ago")
+	f.BoolVar(&s.all, "all", false, "every entry (up to --limit)")
+	f.IntVar(&s.sel.Limit, "limit", 0, "by filter: at most this many entries (default and maximum 1000)")
+}
+
+// resolve checks the selection against args and returns it, or a usage error's exit code.
+func (s *dlqSelect) resolve(a *app, verb string, args []string) (queen.DLQSelection, int) {
+	d := s.sel
+	filtered := d.Queue != "" || d.ConsumerGroup != "" || d.Partition != "" || d.Error != "" || s.since > 0 || s.until > 0
+	switch {
+	case len(args) > 0 && (filtered || s.all):
+		return d, a.usageError("give DLQ ids or filter flags, not both")
+	case len(args) == 0 && !filtered && !s.all:
+		return d, a.usageError("%s needs DLQ ids, filter flags (--queue, --group, --partition, --error, --since, --until) or --all", verb)
+	case d.Limit < 0 || d.Limit > 1000:
+		return d, a.usageError("--limit must be between 1 and 1000")
+	}
+	if len(args) > 0 {
+		d.IDs = args
+	}
+	if s.since > 0 {
+		d.From = time.Now().Add(-time.Duration(s.since))
+	}
+	if s.until > 0 {
+		d.To = time.Now().Add(-time.Duration(s.until))
+	}
+	return d, 0
 }

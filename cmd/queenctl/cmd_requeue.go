@@ -2,7 +2,6 @@ package main
 
 import (
 	"strconv"
-	"time"
 
 	queen "github.com/queen-go/queen/client"
 	"github.com/spf13/cobra"
@@ -11,9 +10,8 @@ import (
 // dlqRequeueCmd is `queenctl dlq requeue`: dead-lettered entries back to the consumer group
 // that gave up on them, or copied into a queue (POST /api/v1/dlq/requeue).
 func (a *app) dlqRequeueCmd() *cobra.Command {
+	var sel dlqSelect
 	var r queen.DLQRequeue
-	var since, until duration
-	var all bool
 	cmd := &cobra.Command{
 		Use:   "requeue [DLQ_ID...]",
 		Short: "Give dead-lettered messages another chance (by entry id or by filter)",
@@ -30,25 +28,12 @@ safe. By filter, repeat until REMAINING is 0.`,
   queenctl dlq requeue --queue orders --copy-to orders.replay`,
 		Args: nargs(0, -1),
 		RunE: a.run(func(args []string) int {
-			filtered := r.Queue != "" || r.ConsumerGroup != "" || r.Partition != "" || r.Error != "" || since > 0 || until > 0
-			switch {
-			case len(args) > 0 && (filtered || all):
-				return a.usageError("give DLQ ids or filter flags, not both")
-			case len(args) == 0 && !filtered && !all:
-				return a.usageError("requeue needs DLQ ids, filter flags (--queue, --group, --partition, --error, --since, --until) or --all")
-			case r.Limit < 0 || r.Limit > 1000:
-				return a.usageError("--limit must be between 1 and 1000")
-			case r.ToPartition != "" && r.ToQueue == "":
+			if r.ToPartition != "" && r.ToQueue == "" {
 				return a.usageError("--to-partition needs --copy-to")
 			}
-			if len(args) > 0 {
-				r.IDs = args
-			}
-			if since > 0 {
-				r.From = time.Now().Add(-time.Duration(since))
-			}
-			if until > 0 {
-				r.To = time.Now().Add(-time.Duration(until))
+			var code int
+			if r.DLQSelection, code = sel.resolve(a, "requeue", args); code != 0 {
+				return code
 			}
 			res, err := a.c.RequeueDLQ(a.ctx, r)
 			if err != nil {
@@ -65,15 +50,8 @@ safe. By filter, repeat until REMAINING is 0.`,
 			return a.print(res, []string{"DLQ_ID", "RESULT", "DETAIL"}, rows)
 		}),
 	}
+	sel.register(cmd)
 	f := cmd.Flags()
-	f.StringVar(&r.Queue, "queue", "", "entries of this queue")
-	f.StringVar(&r.ConsumerGroup, "group", "", "entries of this consumer group (__QUEUE_MODE__ for queue mode)")
-	f.StringVar(&r.Partition, "partition", "", "entries of this partition")
-	f.StringVar(&r.Error, "error", "", "entries with exactly this reason, e.g. \"Retries exhausted\"")
-	f.Var(&since, "since", "entries dead-lettered within this long (e.g. 1h)")
-	f.Var(&until, "until", "entries dead-lettered at least this long ago")
-	f.BoolVar(&all, "all", false, "every entry (up to --limit)")
-	f.IntVar(&r.Limit, "limit", 0, "by filter: at most this many entries (default and maximum 1000)")
 	f.StringVar(&r.ToQueue, "copy-to", "", "copy the payloads as new messages into this queue instead")
 	f.StringVar(&r.ToPartition, "to-partition", "", "with --copy-to: this partition (default: each entry's own)")
 	return cmd

@@ -39,32 +39,8 @@ func TestSpoolSurvivesKill(t *testing.T) {
 	}
 	dir := t.TempDir()
 	h := newBlackHole(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSpoolCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "QUEEN_SPOOL_CRASH_DIR="+dir,
+	cmd, base := startChild(t, "TestSpoolCrashChild", "QUEEN_SPOOL_CRASH_DIR="+dir,
 		"QUEEN_SPOOL_CRASH_DSN="+fmt.Sprintf("postgres://queen@%s/queen?sslmode=disable", h.ln.Addr()))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	var base string
-	for sc.Scan() {
-		if u, ok := strings.CutPrefix(sc.Text(), "URL "); ok {
-			base = u
-			break
-		}
-	}
-	if base == "" {
-		t.Fatal("the child printed no URL")
-	}
-	go func() { // keep the pipe drained
-		for sc.Scan() {
-		}
-	}()
 
 	const workers = 4
 	var mu sync.Mutex
@@ -144,4 +120,37 @@ func TestSpoolSurvivesKill(t *testing.T) {
 		t.Errorf("%d pushes stored that were never answered; at most %d were in flight", len(unanswered), workers)
 	}
 	t.Logf("%d items stored; %d pushes in flight at the kill were durable before their answer", len(stored), len(unanswered))
+}
+
+// startChild runs the test function child of this test binary in a subprocess with env added
+// (a broker it starts there), and returns the process and the base URL the child printed on a
+// line "URL <url>". The process is killed when the test ends.
+func startChild(t *testing.T, child string, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	var base string
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "URL "); ok {
+			base = u
+			break
+		}
+	}
+	if base == "" {
+		t.Fatal("the child printed no URL")
+	}
+	go func() { // keep the pipe drained
+		for sc.Scan() {
+		}
+	}()
+	return cmd, base
 }

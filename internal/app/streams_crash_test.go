@@ -1,12 +1,10 @@
 package app_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -108,31 +106,7 @@ func streamsCrash(t *testing.T, terminate bool) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStreamsCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "QUEEN_STREAMS_CRASH_DSN="+testDSN, "QUEEN_STREAMS_CRASH_SCHEMA="+schema)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	var child string
-	for sc.Scan() {
-		if u, ok := strings.CutPrefix(sc.Text(), "URL "); ok {
-			child = u
-			break
-		}
-	}
-	if child == "" {
-		t.Fatal("the child printed no URL")
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
+	cmd, child := startChild(t, "TestStreamsCrashChild", "QUEEN_STREAMS_CRASH_DSN="+testDSN, "QUEEN_STREAMS_CRASH_SCHEMA="+schema)
 	lost := make(chan answer, 1)
 	go func() { lost <- call(child, "POST", "/streams/v1/cycle", cycle) }()
 

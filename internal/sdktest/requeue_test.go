@@ -30,7 +30,7 @@ func TestRequeueAndRetry(t *testing.T) {
 	if err != nil || len(page.Messages) != 1 || page.Messages[0].DLQID == "" {
 		t.Fatalf("dlq: %v %+v", err, page)
 	}
-	res, err := c.RequeueDLQ(ctx, queen.DLQRequeue{IDs: []string{page.Messages[0].DLQID, "junk"}})
+	res, err := c.RequeueDLQ(ctx, queen.DLQRequeue{DLQSelection: queen.DLQSelection{IDs: []string{page.Messages[0].DLQID, "junk"}}})
 	skipIfUnsupported(t, err, "POST /api/v1/dlq/requeue")
 	if err != nil || res.Mode != "redeliver" || res.Requeued != 1 || len(res.Skipped) != 1 {
 		t.Fatalf("requeue: %v %+v", err, res)
@@ -47,7 +47,7 @@ func TestRequeueAndRetry(t *testing.T) {
 	// Copy by filter into another queue.
 	deadLetter()
 	target := q.Name() + "-copy"
-	res, err = c.RequeueDLQ(ctx, queen.DLQRequeue{Queue: q.Name(), ToQueue: target})
+	res, err = c.RequeueDLQ(ctx, queen.DLQRequeue{DLQSelection: queen.DLQSelection{Queue: q.Name()}, ToQueue: target})
 	if err != nil || res.Mode != "copy" || res.Requeued != 1 || len(res.Copies) != 1 || res.Copies[0].QueueName != target {
 		t.Fatalf("copy: %v %+v", err, res)
 	}
