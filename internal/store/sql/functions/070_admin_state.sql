@@ -86,6 +86,13 @@ RETURNS text LANGUAGE sql STABLE AS $$
     FROM c;
 $$;
 
+-- Age in whole seconds at p_now (NULL: the database clock) of the oldest unconsumed message,
+-- created at p_oldest; 0 when there is none (NULL).
+CREATE OR REPLACE FUNCTION qg_lag_age(p_oldest timestamptz, p_now timestamptz)
+RETURNS bigint LANGUAGE sql STABLE AS $$
+    SELECT coalesce(greatest(floor(extract(epoch FROM coalesce(p_now, now()) - p_oldest)), 0), 0)::bigint;
+$$;
+
 -- Lag of one (partition, consumer) pair: messages after its cursor that it does not skip
 -- (a skip mark makes a message consumed for its group, docs/api/concepts.md §10), createdAt of
 -- the first of them, and that message's age in whole seconds (0 when nothing is unconsumed).
@@ -97,8 +104,7 @@ LANGUAGE sql STABLE AS $$
     SELECT (SELECT count(*) FROM messages m WHERE m.partition_id = p_pid AND m.position > p_cursor)
              - (SELECT count(*) FROM skip_marks k WHERE k.partition_id = p_pid
                   AND k.consumer_group = p_group AND k.position > p_cursor),
-           o.created_at,
-           coalesce(greatest(floor(extract(epoch FROM coalesce(p_now, now()) - o.created_at)), 0), 0)::bigint
+           o.created_at, qg_lag_age(o.created_at, p_now)
     FROM (SELECT (SELECT m.created_at FROM messages m
                   WHERE m.partition_id = p_pid AND m.position > p_cursor
                     AND NOT EXISTS (SELECT 1 FROM skip_marks k WHERE k.partition_id = p_pid

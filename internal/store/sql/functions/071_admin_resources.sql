@@ -27,5 +27,7 @@ BEGIN
     -- messages carry no foreign key (see 0001): remove them before their partitions cascade.
     DELETE FROM messages m WHERE m.partition_id IN (SELECT p.id FROM partitions p WHERE p.queue_id = v_qid);
     DELETE FROM queues q WHERE q.id = v_qid;
+    -- The group listings read the stats job's lag (qg_lagging_pairs): its pairs go with it.
+    DELETE FROM stats_consumers sc WHERE sc.queue_id = v_qid;
     RETURN true;
 END $$;

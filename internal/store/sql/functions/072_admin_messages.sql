@@ -6,6 +6,15 @@
 -- partition (docs/api/concepts.md §4.2), taking at most p_offset + p_limit rows, so no index on
 -- createdAt is needed on the hot write path. has_queue_mode and bus_groups describe the
 -- consumers of the queues in the page and repeat on every row.
+--
+-- Across many partitions (10,000 queues) walking every one, and computing the state of every
+-- row found, took seconds (docs/decisions.md). So: a partition's last_message_at is never older
+-- than its newest stored message (push sets it; deletions only make it larger than needed), so
+-- partitions written before the window starts are skipped; the p_limit + p_offset partitions
+-- written last are walked first, and the oldest createdAt among the page-sized set of rows they
+-- give bounds the rest: a partition last written before that bound cannot hold a row of the
+-- page, and rows older than it cannot be in it (ties are kept). The state is computed only for
+-- the page's rows unless p_status filters on it.
 CREATE OR REPLACE FUNCTION qg_list_messages(
     p_queue text, p_partition text, p_namespace text, p_task text, p_status text,
     p_from timestamptz, p_to timestamptz, p_limit integer, p_offset integer, p_now timestamptz,
@@ -17,7 +26,8 @@ RETURNS TABLE (id text, transaction_id text, partition_id text, queue_name text,
                has_queue_mode boolean, bus_groups bigint)
 LANGUAGE sql STABLE AS $$
     WITH parts AS (
-        SELECT p.id, p.name, q.id AS qid, q.name AS qname, q.namespace, q.task, q.priority
+        SELECT p.id, p.name, q.id AS qid, q.name AS qname, q.namespace, q.task, q.priority,
+               coalesce(p.last_message_at, 'infinity') AS written
         FROM partitions p JOIN queues q ON q.id = p.queue_id
         WHERE (p_queue IS NULL OR q.name = p_queue) AND (p_partition IS NULL OR p.name = p_partition)
           AND (p_namespace IS NULL OR q.namespace = p_namespace) AND (p_task IS NULL OR q.task = p_task)
@@ -27,26 +37,47 @@ LANGUAGE sql STABLE AS $$
                                      THEN coalesce(p_now, now()) - interval '1 hour' ELSE '-infinity' END) AS lo,
                coalesce(p_to, CASE WHEN p_key IS NULL AND p_trace IS NULL
                                    THEN coalesce(p_now, now()) ELSE 'infinity' END) AS hi
+    ), cand AS (
+        -- Partitions that can hold a message of the window (none for a lookup by key or trace).
+        SELECT pt.* FROM parts pt, win
+        WHERE p_key IS NULL AND p_trace IS NULL AND pt.written >= win.lo
+    ), first_rows AS (
+        -- The rows of the partitions written last, newest first: enough for a page.
+        SELECT x.created_at
+        FROM (SELECT c.id FROM cand c ORDER BY c.written DESC LIMIT p_limit + p_offset) c
+        CROSS JOIN win
+        CROSS JOIN LATERAL (
+            SELECT m.created_at FROM messages m
+            WHERE m.partition_id = c.id AND m.created_at >= win.lo AND m.created_at <= win.hi
+              AND (p_status IS NULL OR qg_message_status(m.partition_id, m.position, m.id, NULL, p_now) = p_status)
+            ORDER BY m.position DESC
+            LIMIT p_limit + p_offset) x
+        ORDER BY x.created_at DESC
+        LIMIT p_limit + p_offset
+    ), bound AS (
+        -- No row of the page is older than the oldest of a full page of rows.
+        SELECT greatest(w.lo, CASE WHEN count(f.created_at) >= p_limit + p_offset THEN min(f.created_at) END) AS lo
+        FROM win w LEFT JOIN first_rows f ON true
+        GROUP BY w.lo
     ), found AS (
         -- Three branches, each gated on its parameters (a one-time filter, so the others cost
         -- nothing): the window walked per partition newest first; a key probed in each
         -- partition's (partition_id, transaction_id) key; a traceId by its index.
         SELECT x.*, pt.name AS pname, pt.qid, pt.qname, pt.namespace, pt.task, pt.priority
-        FROM parts pt
+        FROM cand pt
+        CROSS JOIN bound
         CROSS JOIN win
         CROSS JOIN LATERAL (
-            SELECT m.partition_id, m.position, m.id, m.transaction_id, m.trace_id, m.producer_sub,
-                   m.created_at, qg_message_status(m.partition_id, m.position, m.id, NULL, p_now) AS status
+            SELECT m.partition_id, m.position, m.id, m.transaction_id, m.trace_id, m.producer_sub, m.created_at
             FROM messages m
             WHERE m.partition_id = pt.id
-              AND m.created_at >= win.lo AND m.created_at <= win.hi
+              AND m.created_at >= bound.lo AND m.created_at <= win.hi
               AND (p_status IS NULL OR qg_message_status(m.partition_id, m.position, m.id, NULL, p_now) = p_status)
             ORDER BY m.position DESC
             LIMIT p_limit + p_offset) x
-        WHERE p_key IS NULL AND p_trace IS NULL
+        WHERE pt.written >= bound.lo
         UNION ALL
         SELECT m.partition_id, m.position, m.id, m.transaction_id, m.trace_id, m.producer_sub, m.created_at,
-               qg_message_status(m.partition_id, m.position, m.id, NULL, p_now),
                pt.name, pt.qid, pt.qname, pt.namespace, pt.task, pt.priority
         FROM parts pt
         CROSS JOIN win
@@ -54,18 +85,18 @@ LANGUAGE sql STABLE AS $$
         WHERE p_key IS NOT NULL
           AND (p_trace IS NULL OR m.trace_id = p_trace)
           AND m.created_at >= win.lo AND m.created_at <= win.hi
+          AND (p_status IS NULL OR qg_message_status(m.partition_id, m.position, m.id, NULL, p_now) = p_status)
         UNION ALL
         SELECT m.partition_id, m.position, m.id, m.transaction_id, m.trace_id, m.producer_sub, m.created_at,
-               qg_message_status(m.partition_id, m.position, m.id, NULL, p_now),
                pt.name, pt.qid, pt.qname, pt.namespace, pt.task, pt.priority
         FROM messages m
         JOIN parts pt ON pt.id = m.partition_id
         CROSS JOIN win
         WHERE p_key IS NULL AND p_trace IS NOT NULL AND m.trace_id = p_trace AND m.trace_id IS NOT NULL
           AND m.created_at >= win.lo AND m.created_at <= win.hi
+          AND (p_status IS NULL OR qg_message_status(m.partition_id, m.position, m.id, NULL, p_now) = p_status)
     ), page AS (
         SELECT f.* FROM found f
-        WHERE p_status IS NULL OR f.status = p_status
         ORDER BY f.created_at DESC, f.partition_id, f.position DESC
         LIMIT p_limit OFFSET p_offset
     ), mode AS (
@@ -74,7 +105,8 @@ LANGUAGE sql STABLE AS $$
         FROM consumers c WHERE c.queue_id IN (SELECT pg.qid FROM page pg)
     )
     SELECT pg.id::text, pg.transaction_id, pg.partition_id::text, pg.qname, pg.pname, pg.namespace, pg.task,
-           pg.status, qg_message_status(pg.partition_id, pg.position, pg.id, '__QUEUE_MODE__', p_now),
+           qg_message_status(pg.partition_id, pg.position, pg.id, NULL, p_now),
+           qg_message_status(pg.partition_id, pg.position, pg.id, '__QUEUE_MODE__', p_now),
            (SELECT count(*) FROM consumers c WHERE c.partition_id = pg.partition_id
               AND c.consumer_group <> '__QUEUE_MODE__'
               AND (c.cursor >= pg.position

@@ -26,15 +26,24 @@ LANGUAGE sql STABLE AS $$
         WHERE s.queue_id IN (SELECT qs.id FROM qs) AND (p_group IS NULL OR s.consumer_group = p_group)
           AND (p_search IS NULL OR position(lower(p_search) IN lower(s.consumer_group)) > 0)
     ), pairs AS (
-        SELECT c.consumer_group, c.queue_id, c.last_consumed_at, l.offset_lag, l.time_lag
+        -- Members and whether they ever consumed are live; the lag is the stats job's (see
+        -- qg_lagging_pairs), summed per (group, queue) from its table.
+        SELECT c.consumer_group, c.queue_id, count(*) AS members,
+               bool_or(c.last_consumed_at IS NOT NULL) AS ever_consumed
         FROM groups g
         JOIN consumers c ON c.consumer_group = g.consumer_group AND c.queue_id = g.queue_id
-        CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.consumer_group, c.cursor, p_now) l
+        GROUP BY c.consumer_group, c.queue_id
+    ), lag AS (
+        SELECT sc.consumer_group, sc.queue_id, count(*) FILTER (WHERE sc.offset_lag > 0) AS partitions_with_lag,
+               sum(sc.offset_lag) AS total_lag, qg_lag_age(min(sc.oldest_unconsumed_at), p_now) AS max_time_lag
+        FROM groups g
+        JOIN stats_consumers sc ON sc.consumer_group = g.consumer_group AND sc.queue_id = g.queue_id
+        GROUP BY sc.consumer_group, sc.queue_id
     ), rows AS (
-        SELECT g.consumer_group, q.name AS queue_name, count(pr.queue_id) AS members,
-               count(pr.queue_id) FILTER (WHERE pr.offset_lag > 0) AS partitions_with_lag,
-               coalesce(sum(pr.offset_lag), 0)::bigint AS total_lag, coalesce(max(pr.time_lag), 0) AS max_time_lag,
-               coalesce(bool_or(pr.last_consumed_at IS NOT NULL), false) AS ever_consumed,
+        SELECT g.consumer_group, q.name AS queue_name, coalesce(pr.members, 0) AS members,
+               coalesce(l.partitions_with_lag, 0) AS partitions_with_lag,
+               coalesce(l.total_lag, 0)::bigint AS total_lag, coalesce(l.max_time_lag, 0) AS max_time_lag,
+               coalesce(pr.ever_consumed, false) AS ever_consumed,
                -- Queue mode registers too (as mode all), but has no subscription to report.
                CASE WHEN g.consumer_group <> '__QUEUE_MODE__' THEN s.mode END AS mode,
                CASE WHEN g.consumer_group <> '__QUEUE_MODE__' THEN s.subscription_timestamp END AS ts,
@@ -42,8 +51,8 @@ LANGUAGE sql STABLE AS $$
         FROM groups g
         JOIN qs q ON q.id = g.queue_id
         LEFT JOIN pairs pr ON pr.consumer_group = g.consumer_group AND pr.queue_id = g.queue_id
+        LEFT JOIN lag l ON l.consumer_group = g.consumer_group AND l.queue_id = g.queue_id
         LEFT JOIN subscriptions s ON s.queue_id = g.queue_id AND s.consumer_group = g.consumer_group
-        GROUP BY g.consumer_group, q.name, s.mode, s.subscription_timestamp, s.created_at
     ), states AS (
         SELECT r.*, CASE WHEN r.max_time_lag > 300 THEN 'Lagging' WHEN r.ever_consumed THEN 'Stable'
                          ELSE 'Dead' END AS state
@@ -69,30 +78,50 @@ $$;
 -- Every (partition, group) pair whose time lag is at least p_min_lag seconds, on p_queue and of
 -- p_group when given. p_sort is one of timeLag, offsetLag, partition, group (checked by the
 -- caller); ties by queue, partition, group. lease_id is the live lease, NULL when none.
+--
+-- The pairs and their lag are the stats job's (stats_consumers, docs/api/admin-api.md §7): the
+-- offset lag and the oldest unconsumed message as of its last run over the partition, the time
+-- lag that message's age now. Computing it here for every pair (qg_pair_lag) took seconds at
+-- 30,000 pairs (docs/decisions.md). So the numbers are at most one stats run old
+-- (STATS_INTERVAL_MS plus the run): a pair that consumed since shows its former lag, and a pair
+-- created since shows from the next run on. Deleting a group, queue or partition removes its
+-- rows at once. The page is ordered in that table alone; the live lease and last consumption
+-- are read for its rows only.
 CREATE OR REPLACE FUNCTION qg_lagging_pairs(p_min_lag bigint, p_queue text, p_group text, p_sort text,
     p_desc boolean, p_limit integer, p_offset integer, p_now timestamptz)
 RETURNS TABLE (consumer_group text, queue_name text, partition_name text, partition_id text,
                lease_id text, offset_lag bigint, time_lag bigint, oldest_at timestamptz,
                last_consumed_at timestamptz)
 LANGUAGE sql STABLE AS $$
-    SELECT c.consumer_group, q.name, p.name, p.id::text,
+    SELECT pg.consumer_group, pg.queue_name, pg.partition_name, pg.partition_id::text,
            CASE WHEN c.lease_expires_at > coalesce(p_now, now()) THEN c.lease_id::text END,
-           l.offset_lag, l.time_lag, l.oldest_at, c.last_consumed_at
-    FROM consumers c
-    JOIN partitions p ON p.id = c.partition_id
-    JOIN queues q ON q.id = c.queue_id
-    CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.consumer_group, c.cursor, p_now) l
-    WHERE l.time_lag >= p_min_lag AND (p_queue IS NULL OR q.name = p_queue)
-      AND (p_group IS NULL OR c.consumer_group = p_group)
+           pg.offset_lag, pg.age, pg.oldest_unconsumed_at, c.last_consumed_at
+    FROM (
+        SELECT sc.partition_id, sc.consumer_group, sc.queue_name, sc.partition_name, sc.offset_lag,
+               sc.oldest_unconsumed_at, l.age
+        FROM stats_consumers sc
+        CROSS JOIN LATERAL (SELECT qg_lag_age(sc.oldest_unconsumed_at, p_now) AS age) l
+        WHERE l.age >= p_min_lag
+          AND (p_queue IS NULL OR sc.queue_id = (SELECT q.id FROM queues q WHERE q.name = p_queue))
+          AND (p_group IS NULL OR sc.consumer_group = p_group)
+        ORDER BY
+            CASE WHEN p_sort = 'partition' AND NOT p_desc THEN sc.partition_name END,
+            CASE WHEN p_sort = 'partition' AND p_desc THEN sc.partition_name END DESC,
+            CASE WHEN p_sort = 'group' AND NOT p_desc THEN sc.consumer_group END,
+            CASE WHEN p_sort = 'group' AND p_desc THEN sc.consumer_group END DESC,
+            CASE WHEN NOT p_desc THEN CASE p_sort WHEN 'timeLag' THEN l.age WHEN 'offsetLag' THEN sc.offset_lag END END,
+            CASE WHEN p_desc THEN CASE p_sort WHEN 'timeLag' THEN l.age WHEN 'offsetLag' THEN sc.offset_lag END END DESC,
+            sc.queue_name, sc.partition_name, sc.consumer_group
+        LIMIT p_limit OFFSET p_offset) pg
+    LEFT JOIN consumers c ON c.partition_id = pg.partition_id AND c.consumer_group = pg.consumer_group
     ORDER BY
-        CASE WHEN p_sort = 'partition' AND NOT p_desc THEN p.name END,
-        CASE WHEN p_sort = 'partition' AND p_desc THEN p.name END DESC,
-        CASE WHEN p_sort = 'group' AND NOT p_desc THEN c.consumer_group END,
-        CASE WHEN p_sort = 'group' AND p_desc THEN c.consumer_group END DESC,
-        CASE WHEN NOT p_desc THEN CASE p_sort WHEN 'timeLag' THEN l.time_lag WHEN 'offsetLag' THEN l.offset_lag END END,
-        CASE WHEN p_desc THEN CASE p_sort WHEN 'timeLag' THEN l.time_lag WHEN 'offsetLag' THEN l.offset_lag END END DESC,
-        q.name, p.name, c.consumer_group
-    LIMIT p_limit OFFSET p_offset;
+        CASE WHEN p_sort = 'partition' AND NOT p_desc THEN pg.partition_name END,
+        CASE WHEN p_sort = 'partition' AND p_desc THEN pg.partition_name END DESC,
+        CASE WHEN p_sort = 'group' AND NOT p_desc THEN pg.consumer_group END,
+        CASE WHEN p_sort = 'group' AND p_desc THEN pg.consumer_group END DESC,
+        CASE WHEN NOT p_desc THEN CASE p_sort WHEN 'timeLag' THEN pg.age WHEN 'offsetLag' THEN pg.offset_lag END END,
+        CASE WHEN p_desc THEN CASE p_sort WHEN 'timeLag' THEN pg.age WHEN 'offsetLag' THEN pg.offset_lag END END DESC,
+        pg.queue_name, pg.partition_name, pg.consumer_group;
 $$;
 
 -- The cursors of one group on every queue (or on p_queue), by queue and partition name.
@@ -135,6 +164,9 @@ BEGIN
                WHERE c.consumer_group = p_group AND (v_qid IS NULL OR c.queue_id = v_qid)
                RETURNING c.queue_id)
     SELECT count(*), array_agg(DISTINCT d.queue_id) INTO deleted, v_qids FROM d;
+    -- The listings read the stats job's lag (qg_lagging_pairs): removed pairs leave it now.
+    DELETE FROM stats_consumers sc
+    WHERE sc.consumer_group = p_group AND (v_qid IS NULL OR sc.queue_id = v_qid);
     IF p_metadata THEN
         WITH d AS (DELETE FROM subscriptions s
                    WHERE s.consumer_group = p_group AND (v_qid IS NULL OR s.queue_id = v_qid)

@@ -350,6 +350,8 @@ BEGIN
     PERFORM 1 FROM consumers c WHERE c.partition_id = ANY (v_ids)
     ORDER BY c.partition_id, c.consumer_group FOR UPDATE;
     DELETE FROM partitions p WHERE p.id = ANY (v_ids);
+    -- The group listings read the stats job's lag (qg_lagging_pairs): their pairs go too.
+    DELETE FROM stats_consumers sc WHERE sc.partition_id = ANY (v_ids);
     RETURN cardinality(v_ids);
 END $$;
 

@@ -26,9 +26,11 @@ BEGIN
     -- seconds per batch of 500). A join costs at worst a scan, never rows × ids.
     DELETE FROM stats_consumers sc USING unnest(v_ids) b (id) WHERE sc.partition_id = b.id;
     INSERT INTO stats_consumers (partition_id, consumer_group, queue_id, run_id, offset_lag, time_lag,
-                                 oldest_unconsumed_at)
-    SELECT c.partition_id, c.consumer_group, c.queue_id, p_run, l.offset_lag, l.time_lag, l.oldest_at
+                                 oldest_unconsumed_at, queue_name, partition_name)
+    SELECT c.partition_id, c.consumer_group, c.queue_id, p_run, l.offset_lag, l.time_lag, l.oldest_at,
+           q.name, p.name
     FROM unnest(v_ids) b (id) JOIN consumers c ON c.partition_id = b.id
+    JOIN partitions p ON p.id = c.partition_id JOIN queues q ON q.id = c.queue_id
     CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.consumer_group, c.cursor, v_now) l;
 
     DELETE FROM stats s USING unnest(v_ids::text[]) b (key) WHERE s.scope = 'partition' AND s.key = b.key;
@@ -57,22 +59,37 @@ BEGIN
     RETURN v_ids[cardinality(v_ids)];
 END $$;
 
--- Lag over the (partition, consumer) pairs of the given queues (NULL = all), in seconds and
--- messages, as the overview reports it (docs/api/admin-api.md §1).
-CREATE OR REPLACE FUNCTION qg_lag_summary(p_queue_ids uuid[])
-RETURNS jsonb LANGUAGE sql STABLE AS $$
-    SELECT jsonb_build_object(
-        'time', jsonb_build_object(
-            'avg', coalesce(avg(sc.time_lag), 0)::float8,
-            'median', coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY sc.time_lag), 0)::float8,
-            'min', coalesce(min(sc.time_lag), 0), 'max', coalesce(max(sc.time_lag), 0)),
-        'offset', jsonb_build_object(
-            'avg', coalesce(avg(sc.offset_lag), 0)::float8,
-            'median', coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY sc.offset_lag), 0)::float8,
-            'min', coalesce(min(sc.offset_lag), 0), 'max', coalesce(max(sc.offset_lag), 0)))
-    FROM stats_consumers sc
-    WHERE p_queue_ids IS NULL OR sc.queue_id = ANY (p_queue_ids);
+-- Lag over the (partition, consumer) pairs of every queue, namespace and task and of the system
+-- (scope, key as in the stats table), in seconds and messages, as the overview reports it
+-- (docs/api/admin-api.md §1), from one grouped pass over stats_consumers. (Summarising per
+-- queue with a filtered scan of that table each took 10 ms and more, so a rollup at 10,000
+-- queues and namespaces ran for minutes: docs/decisions.md.) Scopes without pairs have no row.
+CREATE OR REPLACE FUNCTION qg_lag_summaries()
+RETURNS TABLE (scope text, key text, lag jsonb)
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN grouping(q.id) = 0 THEN 'queue' WHEN grouping(q.namespace) = 0 THEN 'namespace'
+                WHEN grouping(q.task) = 0 THEN 'task' ELSE 'system' END,
+           CASE WHEN grouping(q.id) = 0 THEN q.id::text ELSE coalesce(q.namespace, q.task, '') END,
+           jsonb_build_object(
+               'time', jsonb_build_object(
+                   'avg', avg(sc.time_lag)::float8,
+                   'median', percentile_cont(0.5) WITHIN GROUP (ORDER BY sc.time_lag)::float8,
+                   'min', min(sc.time_lag), 'max', max(sc.time_lag)),
+               'offset', jsonb_build_object(
+                   'avg', avg(sc.offset_lag)::float8,
+                   'median', percentile_cont(0.5) WITHIN GROUP (ORDER BY sc.offset_lag)::float8,
+                   'min', min(sc.offset_lag), 'max', max(sc.offset_lag)))
+    FROM stats_consumers sc JOIN queues q ON q.id = sc.queue_id
+    GROUP BY GROUPING SETS ((q.id), (q.namespace), (q.task), ());
 $$;
+
+-- The lag summary of a scope without pairs.
+CREATE OR REPLACE FUNCTION qg_lag_summary_empty()
+RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+    SELECT '{"time":{"avg":0,"median":0,"min":0,"max":0},"offset":{"avg":0,"median":0,"min":0,"max":0}}'::jsonb;
+$$;
+
+DROP FUNCTION IF EXISTS qg_lag_summary(uuid[]);
 
 -- Finishes a stats run: drops the rows of partitions and pairs the run did not see (they are
 -- gone), recomputes the queue, namespace, task and system rows and the DLQ reasons, and writes
@@ -120,13 +137,14 @@ BEGIN
            coalesce(sum(s.active_leases), 0), coalesce(sum(s.leased_partitions), 0),
            coalesce(sum(s.leased_messages), 0), coalesce(sum(s.messages_consumed), 0),
            coalesce(sum(s.batches_consumed), 0), coalesce(max(s.time_lag_max), 0),
-           coalesce(max(s.offset_lag_max), 0), qg_lag_summary(ARRAY[q.id]), min(s.oldest_message_at),
+           coalesce(max(s.offset_lag_max), 0), coalesce(l.lag, qg_lag_summary_empty()), min(s.oldest_message_at),
            max(s.newest_message_at), max(s.last_consumed_at), v_now
     FROM queues q
     LEFT JOIN stats s ON s.scope = 'partition' AND s.queue_id = q.id
     LEFT JOIN (SELECT d.queue_id, count(*) AS entries, count(DISTINCT d.partition_id) AS parts
                FROM dlq d GROUP BY d.queue_id) d ON d.queue_id = q.id
-    GROUP BY q.id, d.entries, d.parts;
+    LEFT JOIN qg_lag_summaries() l ON l.scope = 'queue' AND l.key = q.id::text
+    GROUP BY q.id, d.entries, d.parts, l.lag;
     GET DIAGNOSTICS queues = ROW_COUNT;
 
     -- Namespaces, tasks and the system sum their queues; the empty grouping set always yields
@@ -136,21 +154,34 @@ BEGIN
                        leased_messages, messages_consumed, batches_consumed, time_lag_max,
                        offset_lag_max, lag, oldest_message_at, newest_message_at, last_consumed_at,
                        computed_at)
+    SELECT x.scope, x.key, p_run, x.queues, x.partitions, x.total, x.pending, x.processing, x.completed,
+           x.dead_letter, x.dlq_partitions, x.consumer_groups, x.active_leases, x.leased_partitions,
+           x.leased_messages, x.messages_consumed, x.batches_consumed, x.time_lag_max, x.offset_lag_max,
+           coalesce(l.lag, qg_lag_summary_empty()), x.oldest_message_at, x.newest_message_at,
+           x.last_consumed_at, v_now
+    FROM (
     SELECT CASE WHEN grouping(q.namespace) = 0 THEN 'namespace'
-                WHEN grouping(q.task) = 0 THEN 'task' ELSE 'system' END,
-           coalesce(q.namespace, q.task, ''), p_run, count(s.key), coalesce(sum(s.partitions), 0),
-           coalesce(sum(s.total), 0), coalesce(sum(s.pending), 0), coalesce(sum(s.processing), 0),
-           coalesce(sum(s.completed), 0), coalesce(sum(s.dead_letter), 0),
-           coalesce(sum(s.dlq_partitions), 0), coalesce(sum(s.consumer_groups), 0),
-           coalesce(sum(s.active_leases), 0), coalesce(sum(s.leased_partitions), 0),
-           coalesce(sum(s.leased_messages), 0), coalesce(sum(s.messages_consumed), 0),
-           coalesce(sum(s.batches_consumed), 0), coalesce(max(s.time_lag_max), 0),
-           coalesce(max(s.offset_lag_max), 0),
-           qg_lag_summary(CASE WHEN grouping(q.namespace) = 1 AND grouping(q.task) = 1 THEN NULL
-                               ELSE coalesce(array_agg(q.id) FILTER (WHERE q.id IS NOT NULL), '{}') END),
-           min(s.oldest_message_at), max(s.newest_message_at), max(s.last_consumed_at), v_now
+                WHEN grouping(q.task) = 0 THEN 'task' ELSE 'system' END AS scope,
+           coalesce(q.namespace, q.task, '') AS key, count(s.key) AS queues, coalesce(sum(s.partitions), 0) AS partitions,
+           coalesce(sum(s.total), 0) AS total, coalesce(sum(s.pending), 0) AS pending,
+           coalesce(sum(s.processing), 0) AS processing, coalesce(sum(s.completed), 0) AS completed,
+           coalesce(sum(s.dead_letter), 0) AS dead_letter, coalesce(sum(s.dlq_partitions), 0) AS dlq_partitions,
+           coalesce(sum(s.consumer_groups), 0) AS consumer_groups, coalesce(sum(s.active_leases), 0) AS active_leases,
+           coalesce(sum(s.leased_partitions), 0) AS leased_partitions,
+           coalesce(sum(s.leased_messages), 0) AS leased_messages,
+           coalesce(sum(s.messages_consumed), 0) AS messages_consumed,
+           coalesce(sum(s.batches_consumed), 0) AS batches_consumed, coalesce(max(s.time_lag_max), 0) AS time_lag_max,
+           coalesce(max(s.offset_lag_max), 0) AS offset_lag_max, min(s.oldest_message_at) AS oldest_message_at,
+           max(s.newest_message_at) AS newest_message_at, max(s.last_consumed_at) AS last_consumed_at
     FROM stats s JOIN queues q ON q.id = s.queue_id AND s.scope = 'queue'
-    GROUP BY GROUPING SETS ((q.namespace), (q.task), ());
+    GROUP BY GROUPING SETS ((q.namespace), (q.task), ())) x
+    LEFT JOIN qg_lag_summaries() l ON l.scope = x.scope AND l.key = x.key;
+    -- The overview's ingest throughput: messages written in the minute before the run, from the
+    -- partitions written in it.
+    UPDATE stats s SET ingested_last_minute = (
+        SELECT count(*) FROM partitions p JOIN messages m ON m.partition_id = p.id
+        WHERE p.last_message_at > v_now - interval '60 seconds' AND m.created_at > v_now - interval '60 seconds')
+    WHERE s.scope = 'system';
     SELECT count(*) FILTER (WHERE s.scope = 'namespace'), count(*) FILTER (WHERE s.scope = 'task'),
            count(*) FILTER (WHERE s.scope = 'system')
     INTO namespaces, tasks, systems

@@ -24,45 +24,80 @@ $$;
 -- A page of the matching queues. p_sort is one of name, createdAt, namespace, task,
 -- partitions, total, pending, processing, deadLetter, lag (checked by the caller); every order
 -- ends with the queue name and id, so pages neither overlap nor skip while the data stands
--- still. The partition counts of all queues are grouped in one scan only when they are the sort
--- key (the join's subquery is gated on p_sort, a one-time filter); otherwise the planner
--- evaluates the count in the select list after the LIMIT (an expensive target is postponed past
--- the sort), so only for the page's rows.
+-- still. Ordered by a column of the queues table, the page is cut from the queues alone and
+-- only its rows read their stats row and count their partitions (joining 10,000 stats rows
+-- first cost most of the request); ordered by a counter, every matching queue's stats row is
+-- read, and the partition counts of all queues are grouped in one scan only when they are the
+-- sort key. Each branch is gated on p_sort (a one-time filter); the outer order sorts the page.
 CREATE OR REPLACE FUNCTION qg_list_queues(p_namespace text, p_task text, p_search text,
     p_sort text, p_desc boolean, p_limit integer, p_offset integer)
 RETURNS TABLE (id text, name text, namespace text, task text, created_at timestamptz, partitions bigint,
                total bigint, pending bigint, processing bigint, dead_letter bigint, max_time_lag bigint)
 LANGUAGE sql STABLE AS $$
-    SELECT q.id::text, q.name, q.namespace, q.task, q.created_at,
-           (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id),
-           coalesce(s.total, 0), coalesce(s.pending, 0), coalesce(s.processing, 0),
-           coalesce(s.dead_letter, 0), coalesce(s.time_lag_max, 0)
-    FROM queues q
-    LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
-    LEFT JOIN (SELECT p.queue_id, count(*) AS n FROM partitions p WHERE p_sort = 'partitions'
-               GROUP BY p.queue_id) pc ON pc.queue_id = q.id
-    WHERE q.id IN (SELECT qg_queues_matching(p_namespace, p_task, p_search))
+    SELECT x.* FROM (
+        (SELECT q.id::text, q.name, q.namespace, q.task, q.created_at,
+                (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id),
+                coalesce(s.total, 0), coalesce(s.pending, 0), coalesce(s.processing, 0),
+                coalesce(s.dead_letter, 0), coalesce(s.time_lag_max, 0)
+         FROM (SELECT q.id, q.name, q.namespace, q.task, q.created_at
+               FROM queues q
+               WHERE p_sort IN ('name', 'namespace', 'task', 'createdAt')
+                 AND q.id IN (SELECT qg_queues_matching(p_namespace, p_task, p_search))
+               ORDER BY
+                   CASE WHEN p_sort = 'name' AND NOT p_desc THEN q.name END,
+                   CASE WHEN p_sort = 'name' AND p_desc THEN q.name END DESC,
+                   CASE WHEN p_sort = 'namespace' AND NOT p_desc THEN q.namespace END,
+                   CASE WHEN p_sort = 'namespace' AND p_desc THEN q.namespace END DESC,
+                   CASE WHEN p_sort = 'task' AND NOT p_desc THEN q.task END,
+                   CASE WHEN p_sort = 'task' AND p_desc THEN q.task END DESC,
+                   CASE WHEN p_sort = 'createdAt' AND NOT p_desc THEN q.created_at END,
+                   CASE WHEN p_sort = 'createdAt' AND p_desc THEN q.created_at END DESC,
+                   q.name, q.id
+               LIMIT p_limit OFFSET p_offset) q
+         LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text)
+        UNION ALL
+        (SELECT q.id::text, q.name, q.namespace, q.task, q.created_at,
+                (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id),
+                coalesce(s.total, 0), coalesce(s.pending, 0), coalesce(s.processing, 0),
+                coalesce(s.dead_letter, 0), coalesce(s.time_lag_max, 0)
+         FROM queues q
+         LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
+         LEFT JOIN (SELECT p.queue_id, count(*) AS n FROM partitions p WHERE p_sort = 'partitions'
+                    GROUP BY p.queue_id) pc ON pc.queue_id = q.id
+         WHERE p_sort NOT IN ('name', 'namespace', 'task', 'createdAt')
+           AND q.id IN (SELECT qg_queues_matching(p_namespace, p_task, p_search))
+         ORDER BY
+             CASE WHEN NOT p_desc THEN CASE p_sort
+                 WHEN 'partitions' THEN coalesce(pc.n, 0)
+                 WHEN 'total' THEN coalesce(s.total, 0) WHEN 'pending' THEN coalesce(s.pending, 0)
+                 WHEN 'processing' THEN coalesce(s.processing, 0) WHEN 'deadLetter' THEN coalesce(s.dead_letter, 0)
+                 WHEN 'lag' THEN coalesce(s.time_lag_max, 0) END END,
+             CASE WHEN p_desc THEN CASE p_sort
+                 WHEN 'partitions' THEN coalesce(pc.n, 0)
+                 WHEN 'total' THEN coalesce(s.total, 0) WHEN 'pending' THEN coalesce(s.pending, 0)
+                 WHEN 'processing' THEN coalesce(s.processing, 0) WHEN 'deadLetter' THEN coalesce(s.dead_letter, 0)
+                 WHEN 'lag' THEN coalesce(s.time_lag_max, 0) END END DESC,
+             q.name, q.id
+         LIMIT p_limit OFFSET p_offset)
+    ) x (id, name, namespace, task, created_at, partitions, total, pending, processing, dead_letter, max_time_lag)
     ORDER BY
-        CASE WHEN p_sort = 'name' AND NOT p_desc THEN q.name END,
-        CASE WHEN p_sort = 'name' AND p_desc THEN q.name END DESC,
-        CASE WHEN p_sort = 'namespace' AND NOT p_desc THEN q.namespace END,
-        CASE WHEN p_sort = 'namespace' AND p_desc THEN q.namespace END DESC,
-        CASE WHEN p_sort = 'task' AND NOT p_desc THEN q.task END,
-        CASE WHEN p_sort = 'task' AND p_desc THEN q.task END DESC,
-        CASE WHEN p_sort = 'createdAt' AND NOT p_desc THEN q.created_at END,
-        CASE WHEN p_sort = 'createdAt' AND p_desc THEN q.created_at END DESC,
+        CASE WHEN p_sort = 'name' AND NOT p_desc THEN x.name END,
+        CASE WHEN p_sort = 'name' AND p_desc THEN x.name END DESC,
+        CASE WHEN p_sort = 'namespace' AND NOT p_desc THEN x.namespace END,
+        CASE WHEN p_sort = 'namespace' AND p_desc THEN x.namespace END DESC,
+        CASE WHEN p_sort = 'task' AND NOT p_desc THEN x.task END,
+        CASE WHEN p_sort = 'task' AND p_desc THEN x.task END DESC,
+        CASE WHEN p_sort = 'createdAt' AND NOT p_desc THEN x.created_at END,
+        CASE WHEN p_sort = 'createdAt' AND p_desc THEN x.created_at END DESC,
         CASE WHEN NOT p_desc THEN CASE p_sort
-            WHEN 'partitions' THEN coalesce(pc.n, 0)
-            WHEN 'total' THEN coalesce(s.total, 0) WHEN 'pending' THEN coalesce(s.pending, 0)
-            WHEN 'processing' THEN coalesce(s.processing, 0) WHEN 'deadLetter' THEN coalesce(s.dead_letter, 0)
-            WHEN 'lag' THEN coalesce(s.time_lag_max, 0) END END,
+            WHEN 'partitions' THEN x.partitions WHEN 'total' THEN x.total WHEN 'pending' THEN x.pending
+            WHEN 'processing' THEN x.processing WHEN 'deadLetter' THEN x.dead_letter
+            WHEN 'lag' THEN x.max_time_lag END END,
         CASE WHEN p_desc THEN CASE p_sort
-            WHEN 'partitions' THEN coalesce(pc.n, 0)
-            WHEN 'total' THEN coalesce(s.total, 0) WHEN 'pending' THEN coalesce(s.pending, 0)
-            WHEN 'processing' THEN coalesce(s.processing, 0) WHEN 'deadLetter' THEN coalesce(s.dead_letter, 0)
-            WHEN 'lag' THEN coalesce(s.time_lag_max, 0) END END DESC,
-        q.name, q.id
-    LIMIT p_limit OFFSET p_offset;
+            WHEN 'partitions' THEN x.partitions WHEN 'total' THEN x.total WHEN 'pending' THEN x.pending
+            WHEN 'processing' THEN x.processing WHEN 'deadLetter' THEN x.dead_letter
+            WHEN 'lag' THEN x.max_time_lag END END DESC,
+        x.name, x.id;
 $$;
 
 -- Namespaces (p_by_task false) or tasks holding p_search (a literal, case-insensitive

@@ -3,8 +3,9 @@
 -- DLQ entries and the lag come from the stats job's system row (zeros until its first run),
 -- as "Freshness" in docs/api/admin-api.md allows, so a request at 10,000 queues costs a count
 -- of the queues and partitions, not qg_partition_counts and qg_pair_lag over every partition
--- and pair (that took seconds; docs/decisions.md). Messages written in the last 60 s are
--- counted live from the partitions written in that minute only.
+-- and pair (that took seconds; docs/decisions.md). The messages written in the 60 s before the
+-- run (the ingest throughput) are the stats job's too: counted per request they walked every
+-- partition written in that minute.
 
 -- The former live version returned no stats_at; its return type cannot be replaced in place.
 DROP FUNCTION IF EXISTS qg_overview(timestamptz);
@@ -21,7 +22,7 @@ LANGUAGE sql STABLE AS $$
                count(DISTINCT q.task) AS tasks
         FROM queues q
     ), sys AS (
-        SELECT s.total, s.pending, s.processing, s.dead_letter, s.lag, s.computed_at
+        SELECT s.total, s.pending, s.processing, s.dead_letter, s.lag, s.ingested_last_minute, s.computed_at
         FROM stats s WHERE s.scope = 'system'
         ORDER BY s.computed_at DESC LIMIT 1
     )
@@ -32,9 +33,6 @@ LANGUAGE sql STABLE AS $$
            coalesce((sys.lag #>> '{time,min}')::bigint, 0), coalesce((sys.lag #>> '{time,max}')::bigint, 0),
            coalesce((sys.lag #>> '{offset,avg}')::float8, 0), coalesce((sys.lag #>> '{offset,median}')::float8, 0),
            coalesce((sys.lag #>> '{offset,min}')::bigint, 0), coalesce((sys.lag #>> '{offset,max}')::bigint, 0),
-           (SELECT count(*) FROM partitions p JOIN messages m ON m.partition_id = p.id
-            WHERE p.last_message_at > coalesce(p_now, now()) - interval '60 seconds'
-              AND m.created_at > coalesce(p_now, now()) - interval '60 seconds'),
-           sys.computed_at
+           coalesce(sys.ingested_last_minute, 0)::bigint, sys.computed_at
     FROM q LEFT JOIN sys ON true;
 $$;
