@@ -223,6 +223,7 @@ func TestAdminConsumerGroupListings(t *testing.T) {
 	b.admAckAll(b.admPop("p1", ga, 2), "completed", ga)   // ga: p1 consumed, p2 lags by 1
 	b.admPopQueue(b.queue, gb, "subscriptionMode", "new") // gb: registered after everything, no lag
 	b.admPop("p2", "", 1)                                 // queue mode: a cursor on p2 only, c leased
+	b.lsRefresh()                                         // the listings' lag is the stats job's
 	b.srv.Clock.Advance(400 * time.Second)                // ga and queue mode lag 400 s: Lagging
 
 	groups := func(query ...any) []string {
