@@ -7,6 +7,11 @@
 # printed at the end. Without Chromium (and no way to install it) it says "skipped" and exits 0.
 #
 # Database: PostgreSQL on 127.0.0.1:5432 as user postgres (as in CI), or E2E_PG_URL.
+#
+# Timing: the scale test fails when a page shows its first data later than 1 s (dashboard.md
+# §4.5; E2E_FIRST_DATA_MS changes the bound). On a shared, overloaded machine, E2E_STRICT_TIMING=0
+# reports such a miss as a warning instead (answer sizes and DOM rows still fail).
+# E2E_ONLY=<name|name…> runs only the tests whose names contain one of the words.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

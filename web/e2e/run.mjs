@@ -786,11 +786,14 @@ await test('scale: 10,000 queues and one queue of 10,000 partitions × 3 groups;
   console.log('      first data (ms): ' + JSON.stringify(times));
   assert(!big.length, 'answers over 1 MB: ' + big.join(', '));
   const slow = Object.entries(times).filter(([, ms]) => ms > FIRST_DATA_MS);
-  // §4.5's 1 s holds on an idle CI machine; on a shared, loaded one timing flakes, so a miss is
-  // reported and fails only with E2E_STRICT_TIMING=1 (sizes and DOM rows always fail).
+  // §4.5's 1 s is a requirement: a miss fails the run. E2E_STRICT_TIMING=0 (for a shared,
+  // overloaded machine) reports it as a warning instead; sizes and DOM rows always fail.
   if (slow.length) {
-    const msg = `first data later than ${FIRST_DATA_MS} ms: ${JSON.stringify(slow)}`;
-    if (process.env.E2E_STRICT_TIMING === '1') throw new Error(msg);
+    const msg =
+      `first data later than ${FIRST_DATA_MS} ms (docs/api/dashboard.md §4.5) on: ` +
+      slow.map(([name, ms]) => `${name} ${ms} ms`).join(', ') +
+      '; on an overloaded machine run with E2E_STRICT_TIMING=0 to report this as a warning';
+    if (process.env.E2E_STRICT_TIMING !== '0') throw new Error(msg);
     console.log('      WARNING ' + msg);
   }
   clean(page, 'scale');
