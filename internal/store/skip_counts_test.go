@@ -92,6 +92,7 @@ func TestSkipMarksCountAsConsumed(t *testing.T) {
 // lagOnP is group's lag on the test queue's partition p (configure also made Default).
 func lagOnP(t *testing.T, b *testBundle, group string) mq.PairLag {
 	t.Helper()
+	b.refreshStats() // the listing's lag is the stats job's
 	pairs, err := b.s.LaggingPairs(b.ctx, mq.LagFilter{Sort: "timeLag", Desc: true, Page: mq.Page{Limit: mq.MaxListRows}})
 	if err != nil {
 		t.Fatal(err)
