@@ -13,9 +13,15 @@ DECLARE
     v_now timestamptz := coalesce(p_now, clock_timestamp());
     v_ids uuid[];
 BEGIN
-    SELECT array_agg(x.id ORDER BY x.id) INTO v_ids
-    FROM (SELECT p.id FROM partitions p WHERE p_after IS NULL OR p.id > p_after
-          ORDER BY p.id LIMIT p_limit) x;
+    -- Two statements, so each plan can walk the primary key from its start (with "p_after IS
+    -- NULL OR" in one, the cached plan scanned and sorted every partition for each batch).
+    IF p_after IS NULL THEN
+        SELECT array_agg(x.id ORDER BY x.id) INTO v_ids
+        FROM (SELECT p.id FROM partitions p ORDER BY p.id LIMIT p_limit) x;
+    ELSE
+        SELECT array_agg(x.id ORDER BY x.id) INTO v_ids
+        FROM (SELECT p.id FROM partitions p WHERE p.id > p_after ORDER BY p.id LIMIT p_limit) x;
+    END IF;
     IF v_ids IS NULL THEN
         RETURN NULL;
     END IF;
@@ -27,10 +33,11 @@ BEGIN
     DELETE FROM stats_consumers sc USING unnest(v_ids) b (id) WHERE sc.partition_id = b.id;
     INSERT INTO stats_consumers (partition_id, consumer_group, queue_id, run_id, offset_lag, time_lag,
                                  oldest_unconsumed_at, queue_name, partition_name)
+    -- The names by key probes: a join planned as a hash read every queue for each batch.
     SELECT c.partition_id, c.consumer_group, c.queue_id, p_run, l.offset_lag, l.time_lag, l.oldest_at,
-           q.name, p.name
+           (SELECT q.name FROM queues q WHERE q.id = c.queue_id),
+           (SELECT p.name FROM partitions p WHERE p.id = c.partition_id)
     FROM unnest(v_ids) b (id) JOIN consumers c ON c.partition_id = b.id
-    JOIN partitions p ON p.id = c.partition_id JOIN queues q ON q.id = c.queue_id
     CROSS JOIN LATERAL qg_pair_lag(c.partition_id, c.consumer_group, c.cursor, v_now) l;
 
     DELETE FROM stats s USING unnest(v_ids::text[]) b (key) WHERE s.scope = 'partition' AND s.key = b.key;
