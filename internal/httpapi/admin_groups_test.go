@@ -253,3 +253,55 @@ func TestAdminSubscriptionUpdate(t *testing.T) {
 		admError(b, "POST", path, body, http.StatusBadRequest, `{"error":"`+msg+`"}`)
 	}
 }
+
+// The listings' lag is the stats job's (docs/api/admin-api.md §7): after a run it equals the
+// group detail's live lag; a consumption shows in the detail at once and in the listings from
+// the next run on, while the time lag keeps growing between runs.
+func TestAdminGroupLagAsOfLastStatsRun(t *testing.T) {
+	b := admSetup(t, testserver.Options{FakeClock: true})
+	g := "g-" + b.queue
+	b.admPushKeys("p1", "a", "b")
+	b.admPushKeys("p2", "c")
+	p := b.admPop("p1", g, 1) // a leased
+	detail := func() (lag int64) {
+		t.Helper()
+		d := admGet(b, "/api/v1/consumer-groups/"+url.PathEscape(g)+"?queue="+url.QueryEscape(b.queue))
+		for _, part := range admList(t, d[b.queue].(obj)["partitions"]) {
+			lag += admNum(t, part["offsetLag"])
+		}
+		return lag
+	}
+	listed := func() (total, maxTime int64) {
+		t.Helper()
+		row := b.admGroupsOf(b.queue)[g]
+		var pairs int64
+		for _, l := range b.lsArray("/api/v1/consumer-groups/lagging" + admQuery("queue", b.queue, "group", g, "minLagSeconds", 0)) {
+			pairs += admNum(t, l["offset_lag"])
+		}
+		if pairs != admNum(t, row["totalLag"]) {
+			t.Fatalf("lagging pairs sum to %d, the group row says %v", pairs, row)
+		}
+		return admNum(t, row["totalLag"]), admNum(t, row["maxTimeLag"])
+	}
+
+	b.lsRefresh()
+	live := detail()
+	if total, _ := listed(); live == 0 || total != live {
+		t.Fatalf("after a stats run: listed %d, live %d", total, live)
+	}
+	b.srv.Clock.Advance(50 * time.Second)
+	if _, maxTime := listed(); maxTime != 50 {
+		t.Fatalf("maxTimeLag %d 50 s after the run, want 50 (the oldest unconsumed message's age now)", maxTime)
+	}
+	b.admAckAll(p, "completed", g)
+	if detail() != live-1 {
+		t.Fatalf("detail after the ack: %d, want %d (live)", detail(), live-1)
+	}
+	if total, _ := listed(); total != live {
+		t.Fatalf("listed before the next run: %d, want %d (as of the last run)", total, live)
+	}
+	b.lsRefresh()
+	if total, _ := listed(); total != live-1 {
+		t.Fatalf("listed after the next run: %d, want %d", total, live-1)
+	}
+}
