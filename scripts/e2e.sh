@@ -80,6 +80,7 @@ start b "$pb" JWT_ENABLED=true JWT_ALGORITHM=HS256 JWT_SECRET="$secret"
 pc="$(free_port)"
 start c "$pc"
 pid_c="${pids[-1]}" # env execs the broker: this is the broker's own pid
+disown "$pid_c"      # run.mjs kills it on purpose: no "Killed" job notice (cleanup still TERMs it by pid)
 
 rm -rf "$out"
 mkdir -p "$out"

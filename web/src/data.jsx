@@ -927,7 +927,9 @@ function Timeline({ events, focus, setFocus, onOpen }) {
   const laneH = 36;
   const L = 140;
   const H = lanes.length * laneH + 30;
-  const x = (ms) => L + ((ms - t0) / (t1 - t0)) * (W - L - 20);
+  // Marks start PAD right of the lane line's start, so the first one never touches its label.
+  const PAD = 14;
+  const x = (ms) => L + PAD + ((ms - t0) / (t1 - t0)) * (W - L - PAD - 20);
   const y = (lane) => 15 + lanes.indexOf(lane) * laneH + laneH / 2;
   const byMsg = {};
   for (const e of events) (byMsg[e.partition_id + '/' + e.transaction_id] ||= []).push(e);

@@ -414,7 +414,7 @@ function App() {
         <label class="inline">
           <span>Times</span>
           <select value={utc ? 'utc' : 'local'} onChange={(e) => setUtc(e.currentTarget.value === 'utc')} id="tz-select">
-            <option value="local">Local time</option>
+            <option value="local">Local</option>
             <option value="utc">UTC</option>
           </select>
         </label>
