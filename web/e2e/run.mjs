@@ -400,6 +400,7 @@ await test('lists: a 1,000-row page is windowed (at most 200 rows in the DOM), s
   const mism = await page.evaluate((ids) => [...document.querySelectorAll('#msg-list tbody tr[data-ri]')].filter((tr) => !tr.innerText.includes(ids[+tr.getAttribute('aria-rowindex') - 2])).length, want.messages.map((m) => m.transactionId));
   assert(mism === 0, mism + ' rows whose aria-rowindex does not match the API order');
   await page.screenshot({ path: `${OUT}/list-1000-light-1440x900.png` });
+  await axe(page, 'a windowed 1,000-row list');
   // Keyboard: Home, End and the arrows move the focus across the whole page, scrolling as needed.
   await lastRow.focus();
   await page.keyboard.press('Home');
