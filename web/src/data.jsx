@@ -2,8 +2,8 @@
 import { useState, useEffect } from 'preact/hooks';
 import { api, qs, seg } from './api.js';
 import {
-  useData, get, Panel, Table, Pager, link, go, setQuery, fmtNum, fmtDur, fmtTime, fmtBytes, Gate, Confirm, Field,
-  SearchBox, useCan, CopyButton, State, announce, Problem, Dialog, refreshNow, useSelection, useAsync, WINDOWS, Pending,
+  useData, get, Panel, Table, Pager, PageSize, pageLimit, link, go, setQuery, fmtNum, fmtDur, fmtTime, fmtBytes, Gate, Confirm, Field,
+  SearchBox, useCan, CopyButton, toTimeInput, fromTimeInput, zoneName, State, announce, Problem, Dialog, refreshNow, useSelection, useAsync, WINDOWS, Pending,
 } from './lib.jsx';
 import { Bars } from './charts.jsx';
 import { GroupName, GroupTable } from './overview.jsx';
@@ -21,7 +21,7 @@ function msgWindow(q) {
 }
 
 export function Messages({ q }) {
-  const limit = Math.min(Number(q.limit) || 100, 200);
+  const limit = pageLimit(q.limit);
   const exact = q.transactionId || q.traceId;
   const range = exact ? {} : msgWindow(q);
   const query = {
@@ -61,6 +61,7 @@ export function Messages({ q }) {
             ))}
           </div>
         )}
+        <PageSize value={limit} onChange={(l) => setQuery({ limit: l === 100 ? undefined : l, offset: undefined })} />
         {filtered && (
           <button type="button" class="small" onClick={() => go(['messages'], {})}>
             Clear filters
@@ -90,6 +91,7 @@ export function Messages({ q }) {
                 <Table
                   caption="Messages"
                   rows={d.messages}
+                  resetKey={q.offset}
                   rowKey={(r) => r.partitionId + '/' + r.transactionId}
                   onOpen={(r) => go(['messages', r.partitionId, r.transactionId])}
                   cols={[
@@ -221,6 +223,7 @@ export function MessageDetail({ pid, txn }) {
   const tr = useData(get('api/v1/traces/' + seg(pid) + '/' + seg(txn)), ['msgtr', pid, txn]);
   const [del, setDel] = useState(false);
   const [seek, setSeek] = useState(false);
+  const [act, setAct] = useState(null); // 'retry' | 'dlq'
   const m = st.data;
   const curl = `curl '${location.origin}${location.pathname.replace(/[^/]*$/, '')}${path}' -H "Authorization: Bearer $QUEEN_TOKEN"`;
   return (
@@ -243,6 +246,8 @@ export function MessageDetail({ pid, txn }) {
             <CopyButton text={curl} label="Copy as curl" />
             <Gate need="read-write">
               <button onClick={() => setSeek(true)}>Replay from here…</button>
+              <button onClick={() => setAct('retry')}>Retry…</button>
+              <button onClick={() => setAct('dlq')}>Move to DLQ…</button>
               <button class="danger" onClick={() => setDel(true)}>
                 Delete message…
               </button>
@@ -326,14 +331,58 @@ export function MessageDetail({ pid, txn }) {
         />
       )}
       {seek && m && <SeekDialog queue={m.queue} timestamp={m.createdAt} onClose={() => setSeek(false)} />}
+      {act && m && <MessageActionDialog kind={act} m={m} path={path} onClose={() => setAct(null)} />}
     </>
+  );
+}
+
+/**
+ * MessageActionDialog retries a message or moves it to the DLQ (admin-api.md §2.4, §2.5; dashboard
+ * §3 "Retry" and "Move to DLQ", RW), for every consumer group of the partition or one of them, and
+ * shows the broker's answer: which groups acted and which were skipped, with reasons.
+ */
+function MessageActionDialog({ kind, m, path, onClose }) {
+  const [group, setGroup] = useState('');
+  const [reason, setReason] = useState('');
+  const groups = (m.consumerGroups || []).map((g) => g.name);
+  const retry = kind === 'retry';
+  return (
+    <Confirm
+      title={retry ? `Retry message ${m.transactionId}` : `Move message ${m.transactionId} to the DLQ`}
+      danger={!retry}
+      effect={
+        retry
+          ? 'A group that dead-lettered it gets it again at its next pop (its DLQ entry is requeued in redeliver mode); a group waiting out retryDelay gets it at once. Groups that have consumed it, or still have it pending, are not touched.'
+          : 'Each chosen group that has not consumed it skips it from now on and gets a DLQ entry with this reason. A leased or already consumed message is skipped for that group; other messages stay where they are.'
+      }
+      confirmLabel={retry ? 'Retry' : 'Move to DLQ'}
+      run={() => {
+        const body = {};
+        if (group) body.consumerGroup = group;
+        if (!retry && reason.trim()) body.error = reason.trim();
+        return api(path + (retry ? '/retry' : '/dlq'), { method: 'POST', body });
+      }}
+      onClose={onClose}
+    >
+      <Field label="Consumer group">
+        <select value={group} onChange={(e) => setGroup(e.currentTarget.value)}>
+          <option value="">{retry ? 'Every group with a DLQ entry or a pending retry' : 'Every group of the partition'}</option>
+          {groups.map((g) => (
+            <option key={g} value={g}>
+              {g === '__QUEUE_MODE__' ? 'queue mode (__QUEUE_MODE__)' : g}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {!retry && <Field label="Reason recorded (optional)" value={reason} onInput={setReason} placeholder="Moved to DLQ manually" maxLength={4096} />}
+    </Confirm>
   );
 }
 
 // ---- Dead letters ----
 
 export function DeadLetters({ q }) {
-  const limit = 100;
+  const limit = pageLimit(q.limit);
   const query = { queue: q.queue, consumerGroup: q.group, partition: q.partition, error: q.error, from: q.from, to: q.to, limit, offset: q.offset };
   const st = useData(get('api/v1/dlq', query), ['dlq', query]);
   const status = useData(get('api/v1/status'), ['dlqstatus']);
@@ -364,6 +413,7 @@ export function DeadLetters({ q }) {
         <SearchBox label="Consumer group" value={q.group} onChange={(v) => setQuery({ group: v, offset: undefined })} />
         <SearchBox label="Partition" value={q.partition} onChange={(v) => setQuery({ partition: v, offset: undefined })} />
         <SearchBox label="Reason (exact)" value={q.error} onChange={(v) => setQuery({ error: v, offset: undefined })} />
+        <PageSize value={limit} onChange={(l) => setQuery({ limit: l === 100 ? undefined : l, offset: undefined })} />
         {filtered && (
           <button type="button" class="small" onClick={() => go(['dlq'], {})}>
             Clear filters
@@ -699,18 +749,12 @@ function DeleteGroup({ group, queue, onClose }) {
   );
 }
 
-function toLocalInput(ts) {
-  const d = ts ? new Date(ts) : new Date(Date.now() - 3600e3);
-  const p = (n) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
-}
-
 /** SeekDialog moves a group's cursor on a queue to its end or to a timestamp (§2.6). */
 export function SeekDialog({ group: g0, queue, timestamp, onClose }) {
   const [group, setGroup] = useState(g0 || '');
   const [toEnd, setToEnd] = useState(!timestamp);
-  const [ts, setTs] = useState(toLocalInput(timestamp));
-  const exact = timestamp && ts === toLocalInput(timestamp) ? timestamp : null;
+  const [ts, setTs] = useState(toTimeInput(timestamp));
+  const exact = timestamp && ts === toTimeInput(timestamp) ? timestamp : null;
   return (
     <Confirm
       title={`Seek ${group || 'a group'} on ${queue}`}
@@ -719,7 +763,7 @@ export function SeekDialog({ group: g0, queue, timestamp, onClose }) {
       confirmLabel="Seek"
       run={() => {
         if (!group) throw Object.assign(new Error('Choose a consumer group'), { status: 400 });
-        const body = toEnd ? { toEnd: true } : { timestamp: exact || new Date(ts).toISOString() };
+        const body = toEnd ? { toEnd: true } : { timestamp: exact || fromTimeInput(ts) };
         return api(`api/v1/consumer-groups/${seg(group)}/queues/${seg(queue)}/seek`, { method: 'POST', body });
       }}
       onClose={onClose}
@@ -736,14 +780,14 @@ export function SeekDialog({ group: g0, queue, timestamp, onClose }) {
       </fieldset>
       {!toEnd && (
         <>
-          <Field label="Deliver messages created at or after (local time)" type="datetime-local" step="1" value={ts} onInput={setTs} />
+          <Field label={`Deliver messages created at or after (${zoneName()})`} type="datetime-local" step="1" value={ts} onInput={setTs} />
           <div class="segmented" role="group" aria-label="Presets">
             {[
               ['1 h ago', 3600e3],
               ['24 h ago', 86400e3],
               ['7 d ago', 7 * 86400e3],
             ].map(([l, ms]) => (
-              <button type="button" key={l} onClick={() => setTs(toLocalInput(Date.now() - ms))}>
+              <button type="button" key={l} onClick={() => setTs(toTimeInput(Date.now() - ms))}>
                 {l}
               </button>
             ))}
@@ -755,17 +799,17 @@ export function SeekDialog({ group: g0, queue, timestamp, onClose }) {
 }
 
 function SubscriptionDialog({ group, onClose }) {
-  const [ts, setTs] = useState(toLocalInput());
+  const [ts, setTs] = useState(toTimeInput());
   return (
     <Confirm
       title={`Rewrite ${group}'s subscription`}
       danger={false}
       effect="Sets the recorded subscription timestamp on every queue (mode becomes timestamp). It applies only to partitions where the group has no cursor yet."
       confirmLabel="Rewrite"
-      run={() => api(`api/v1/consumer-groups/${seg(group)}/subscription`, { method: 'POST', body: { subscriptionTimestamp: new Date(ts).toISOString() } })}
+      run={() => api(`api/v1/consumer-groups/${seg(group)}/subscription`, { method: 'POST', body: { subscriptionTimestamp: fromTimeInput(ts) } })}
       onClose={onClose}
     >
-      <Field label="Subscription timestamp (local time)" type="datetime-local" step="1" value={ts} onInput={setTs} />
+      <Field label={`Subscription timestamp (${zoneName()})`} type="datetime-local" step="1" value={ts} onInput={setTs} />
     </Confirm>
   );
 }
@@ -883,7 +927,9 @@ function Timeline({ events, focus, setFocus, onOpen }) {
   const laneH = 36;
   const L = 140;
   const H = lanes.length * laneH + 30;
-  const x = (ms) => L + ((ms - t0) / (t1 - t0)) * (W - L - 20);
+  // Marks start PAD right of the lane line's start, so the first one never touches its label.
+  const PAD = 14;
+  const x = (ms) => L + PAD + ((ms - t0) / (t1 - t0)) * (W - L - PAD - 20);
   const y = (lane) => 15 + lanes.indexOf(lane) * laneH + laneH / 2;
   const byMsg = {};
   for (const e of events) (byMsg[e.partition_id + '/' + e.transaction_id] ||= []).push(e);

@@ -258,6 +258,24 @@ export function useUTC() {
     },
   ];
 }
+/** zoneName names the zone timestamps are shown and typed in ("UTC" or "local time"). */
+export const zoneName = () => (utc ? 'UTC' : 'local time');
+
+/** toTimeInput formats ts (default: an hour ago) for a datetime-local input in the chosen zone. */
+export function toTimeInput(ts) {
+  const d = ts ? new Date(ts) : new Date(Date.now() - 3600e3);
+  if (utc) return d.toISOString().slice(0, 19);
+  const p = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** fromTimeInput reads a datetime-local value typed in the chosen zone into an ISO timestamp. */
+export function fromTimeInput(v) {
+  const d = new Date(utc ? v + (v.length === 16 ? ':00Z' : 'Z') : v);
+  return isNaN(d) ? v : d.toISOString();
+}
+
+/** fmtTime renders a timestamp in the zone chosen in the header (UTC or local, §4.4). */
 export function fmtTime(ts, short) {
   if (!ts) return '—';
   const d = new Date(ts);
@@ -295,18 +313,132 @@ export function fmtBytes(b) {
 
 // ---- tables ----
 
+/** PAGE_SIZES are the rows-per-page choices of the lists: 100 by default, 1,000 at most (§4.5). */
+export const PAGE_SIZES = [50, 100, 200, 500, 1000];
+
+/** pageLimit reads a `limit` URL key: def when missing or malformed, at most 1,000. */
+export function pageLimit(v, def = 100) {
+  const n = Math.floor(Number(v));
+  return n >= 1 ? Math.min(n, 1000) : def;
+}
+
+/** PageSize picks the rows per page; the key goes to the URL and the offset restarts. */
+export function PageSize({ value, onChange, label = 'Rows per page' }) {
+  const opts = PAGE_SIZES.includes(value) ? PAGE_SIZES : [...PAGE_SIZES, value].sort((a, b) => a - b);
+  return (
+    <Field label={label}>
+      <select value={String(value)} onChange={(e) => onChange(+e.currentTarget.value)}>
+        {opts.map((l) => (
+          <option key={l} value={String(l)}>
+            {l}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
+// A table longer than VIRTUAL_AT rows is windowed: it scrolls inside its own box and only WINDOW
+// rows (plus two spacer rows) are in the DOM, so a 1,000-row page keeps at most 200 (§4.5).
+const VIRTUAL_AT = 200;
+const WINDOW = 120;
+const LEAD = 40; // rows kept above the first visible one
+
 /**
  * Table renders rows with sortable headers: sort keys go to the URL (sort, order) and the server
  * sorts (M6–M8). cols: [{key, label, sort?, render?, num?}]. onOpen: Enter or click opens a row.
+ * Arrow keys, Page Up/Down, Home and End move the focus between rows; in a windowed table they
+ * scroll the row in first, and aria-rowcount/aria-rowindex give the full page's positions.
+ * resetKey (the page offset) scrolls a windowed table back to its top when it changes.
  */
-export function Table({ cols, rows, sort, order, onSort, rowKey, onOpen, caption, empty, select }) {
+export function Table({ cols, rows, sort, order, onSort, rowKey, onOpen, caption, empty, select, resetKey }) {
+  const box = useRef(null);
+  const focusTo = useRef(-1);
+  const [rowH, setRowH] = useState(33);
+  const [from, setFrom] = useState(0);
+  const n = rows ? rows.length : 0;
+  const virtual = n > VIRTUAL_AT;
+  const first = virtual ? Math.max(0, Math.min(from, n - WINDOW)) : 0;
+  const last = virtual ? Math.min(n, first + WINDOW) : n;
+  const startFor = (top) => Math.max(0, Math.min(n - WINDOW, Math.floor(top / rowH) - LEAD));
+  const onScroll = () => {
+    const b = box.current;
+    if (!b) return;
+    const f = startFor(b.scrollTop);
+    // A focused row about to leave the window would take the focus with it: the box keeps it.
+    const a = document.activeElement;
+    if (a && a.dataset && a.dataset.ri !== undefined && b.contains(a) && (+a.dataset.ri < f || +a.dataset.ri >= f + WINDOW)) b.focus({ preventScroll: true });
+    // Re-render only when the window moved by a tenth, not on every pixel.
+    if (Math.abs(f - first) >= 10 || (f === 0) !== (first === 0) || (f === n - WINDOW) !== (first === n - WINDOW)) setFrom(f);
+  };
+  useLayoutEffect(() => {
+    const b = box.current;
+    if (!virtual || !b) return;
+    const r = b.querySelector('tbody tr[data-ri]');
+    if (r && r.offsetHeight && Math.abs(r.offsetHeight - rowH) > 0.5) setRowH(r.offsetHeight);
+    if (focusTo.current >= 0) {
+      const t = b.querySelector(`tbody tr[data-ri="${focusTo.current}"]`);
+      if (t) {
+        t.focus({ preventScroll: true });
+        focusTo.current = -1;
+      }
+    }
+  });
+  useEffect(() => {
+    // A new page starts at its top (a refresh of the same page keeps the scroll position).
+    if (box.current) box.current.scrollTop = 0;
+    setFrom(0);
+  }, [n, resetKey]);
   if (!rows || rows.length === 0) return <p class="empty">{empty || 'Nothing here yet.'}</p>;
+  const moveFocus = (e) => {
+    const tr = e.target;
+    if (!tr.dataset || tr.dataset.ri === undefined) return;
+    const i = +tr.dataset.ri;
+    const b = box.current;
+    const page = virtual && b ? Math.max(1, Math.floor(b.clientHeight / rowH) - 2) : 10;
+    const to = { ArrowDown: i + 1, ArrowUp: i - 1, PageDown: i + page, PageUp: i - page, Home: 0, End: n - 1 }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    const j = Math.max(0, Math.min(n - 1, to));
+    if (!virtual) {
+      const t = tr.parentNode.querySelector(`tr[data-ri="${j}"]`);
+      if (t) t.focus();
+      return;
+    }
+    const head = b.querySelector('thead').offsetHeight;
+    const top = j * rowH;
+    if (top < b.scrollTop) b.scrollTop = top;
+    else if (top + rowH > b.scrollTop + b.clientHeight - head) b.scrollTop = top + rowH - b.clientHeight + head;
+    focusTo.current = j;
+    const f = startFor(b.scrollTop);
+    if (j >= f && j < f + WINDOW) setFrom(f);
+    else setFrom(Math.max(0, Math.min(n - WINDOW, j - LEAD)));
+    const t = b.querySelector(`tbody tr[data-ri="${j}"]`);
+    if (t) {
+      t.focus({ preventScroll: true });
+      focusTo.current = -1;
+    }
+  };
+  const span = cols.length + (select ? 1 : 0);
+  const spacer = (h, k) =>
+    h > 0 ? (
+      <tr class="vspace" aria-hidden="true" key={k}>
+        <td colSpan={span} ref={(el) => el && (el.style.height = h + 'px')} />
+      </tr>
+    ) : null;
   return (
-    <div class="table-wrap">
-      <table>
+    <div
+      class={'table-wrap' + (virtual ? ' vwrap' : '')}
+      ref={box}
+      onScroll={virtual ? onScroll : undefined}
+      tabIndex={virtual ? 0 : undefined}
+      role={virtual ? 'region' : undefined}
+      aria-label={virtual ? `${caption || 'Rows'}: ${n} rows, scrollable` : undefined}
+    >
+      <table aria-rowcount={virtual ? n + 1 : undefined}>
         {caption && <caption class="sr-only">{caption}</caption>}
         <thead>
-          <tr>
+          <tr aria-rowindex={virtual ? 1 : undefined}>
             {select && (
               <th scope="col" class="sel">
                 <input
@@ -342,32 +474,39 @@ export function Table({ cols, rows, sort, order, onSort, rowKey, onOpen, caption
             })}
           </tr>
         </thead>
-        <tbody>
-          {rows.slice(0, 200).map((r, i) => (
-            <tr
-              key={rowKey ? rowKey(r) : i}
-              class={onOpen ? 'clickable' : ''}
-              tabIndex={onOpen ? 0 : undefined}
-              onKeyDown={onOpen ? (e) => e.key === 'Enter' && e.target === e.currentTarget && onOpen(r) : undefined}
-              onClick={onOpen ? (e) => !e.target.closest('a,button,input,label') && onOpen(r) : undefined}
-            >
-              {select && (
-                <td class="sel">
-                  <input
-                    type="checkbox"
-                    aria-label={'Select row ' + (i + 1)}
-                    checked={select.has(rowKey(r))}
-                    onChange={(e) => select.toggle(rowKey(r), e.currentTarget.checked)}
-                  />
-                </td>
-              )}
-              {cols.map((c) => (
-                <td key={c.key} class={c.num ? 'num' : ''}>
-                  {c.render ? c.render(r) : fmtCell(r[c.key], c.num)}
-                </td>
-              ))}
-            </tr>
-          ))}
+        <tbody onKeyDown={moveFocus}>
+          {spacer(first * rowH, 'top')}
+          {rows.slice(first, last).map((r, k) => {
+            const i = first + k;
+            return (
+              <tr
+                key={rowKey ? rowKey(r) : i}
+                data-ri={i}
+                aria-rowindex={virtual ? i + 2 : undefined}
+                class={onOpen ? 'clickable' : ''}
+                tabIndex={onOpen ? 0 : undefined}
+                onKeyDown={onOpen ? (e) => e.key === 'Enter' && e.target === e.currentTarget && onOpen(r) : undefined}
+                onClick={onOpen ? (e) => !e.target.closest('a,button,input,label') && onOpen(r) : undefined}
+              >
+                {select && (
+                  <td class="sel">
+                    <input
+                      type="checkbox"
+                      aria-label={'Select row ' + (i + 1)}
+                      checked={select.has(rowKey(r))}
+                      onChange={(e) => select.toggle(rowKey(r), e.currentTarget.checked)}
+                    />
+                  </td>
+                )}
+                {cols.map((c) => (
+                  <td key={c.key} class={c.num ? 'num' : ''}>
+                    {c.render ? c.render(r) : fmtCell(r[c.key], c.num)}
+                  </td>
+                ))}
+              </tr>
+            );
+          })}
+          {spacer((n - last) * rowH, 'bottom')}
         </tbody>
       </table>
     </div>

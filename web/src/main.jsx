@@ -4,7 +4,7 @@ import { render } from 'preact';
 import { useEffect, useState, useRef } from 'preact/hooks';
 import { api, auth, on, qs } from './api.js';
 import {
-  useRoute, Session, REFRESH_CHOICES, getRefresh, setRefresh, useData, get, Dialog, link, go, refreshNow, fmtTime, CopyButton,
+  useRoute, Session, REFRESH_CHOICES, useUTC, getRefresh, setRefresh, useData, get, Dialog, link, go, refreshNow, fmtTime, CopyButton,
 } from './lib.jsx';
 import { Overview, Queues, QueueDetail } from './overview.jsx';
 import { Messages, MessageDetail, DeadLetters, Groups, GroupDetail, Traces, TraceTimeline } from './data.jsx';
@@ -272,7 +272,7 @@ function Shortcuts({ onClose }) {
 
 // ---- banners ----
 
-function Banners({ me }) {
+function Banners({ me, expiring, onRenew }) {
   const health = useData(get('health'), ['banner-health']);
   const [down, setDown] = useState(false);
   useEffect(() => on('net', (ok) => setDown(!ok)), []);
@@ -283,7 +283,6 @@ function Banners({ me }) {
   if (h && h.maintenanceMode) out.push(['warn', 'Push maintenance is on: every push goes to the spool.']);
   if (h && h.popMaintenanceMode) out.push(['warn', 'Pop maintenance is on: every pop answers empty.']);
   if (h && h.fileBuffer && h.fileBuffer.pending > 0) out.push(['info', `${h.fileBuffer.pending} spooled messages are draining into the database.`]);
-  if (me.expiresAt && new Date(me.expiresAt) - Date.now() < 60000) out.push(['warn', 'Your token expires within a minute: paste a new one from the auth chip.']);
   return (
     <div class="banners">
       {out.map(([kind, text]) => (
@@ -291,6 +290,14 @@ function Banners({ me }) {
           {text}
         </p>
       ))}
+      {expiring && (
+        <p class="banner warn token-expiry" role="alert">
+          Your token expires at {fmtTime(me.expiresAt, true)}: paste a new one to keep working.{' '}
+          <button class="small" onClick={onRenew}>
+            Paste a new token…
+          </button>
+        </p>
+      )}
     </div>
   );
 }
@@ -300,6 +307,8 @@ function Banners({ me }) {
 function App() {
   const route = useRoute();
   const [theme, setTheme] = useTheme();
+  // One setting for every timestamp of every page (§4.4): changing it re-renders the whole tree.
+  const [utc, setUtc] = useUTC();
   const me = useWhoAmI();
   const [tokenDlg, setTokenDlg] = useState(null);
   const [palette, setPalette] = useState(false);
@@ -313,6 +322,18 @@ function App() {
   useEffect(() => {
     if (me.known && me.authEnabled && !me.authenticated && !auth.token) setTokenDlg('Authentication required');
   }, [me.known, me.authEnabled, me.authenticated]);
+  // Token expiry (§4.2): a banner from 60 s before exp; at exp the token dialog opens (the view stays).
+  const [expiring, setExpiring] = useState(false);
+  useEffect(() => {
+    const exp = me.expiresAt ? new Date(me.expiresAt).getTime() : NaN;
+    const left = exp - Date.now();
+    setExpiring(left < 60000);
+    // setTimeout takes at most 2^31-1 ms; a token valid for weeks needs no timer yet.
+    if (!(left < 2e9)) return setExpiring(false);
+    const warn = setTimeout(() => setExpiring(true), Math.max(0, left - 60000));
+    const over = setTimeout(() => setTokenDlg('Token has expired'), Math.max(0, left));
+    return () => (clearTimeout(warn), clearTimeout(over));
+  }, [me.expiresAt]);
   useEffect(() => {
     // Move focus to the new page's heading, as a screen reader user expects after navigation.
     const h = main.current && main.current.querySelector('h1');
@@ -390,6 +411,13 @@ function App() {
             <option value="dark">Dark</option>
           </select>
         </label>
+        <label class="inline">
+          <span>Times</span>
+          <select value={utc ? 'utc' : 'local'} onChange={(e) => setUtc(e.currentTarget.value === 'utc')} id="tz-select">
+            <option value="local">Local</option>
+            <option value="utc">UTC</option>
+          </select>
+        </label>
         <button class={'chip auth-chip' + (me.authEnabled ? '' : ' warn')} onClick={() => me.authEnabled && setTokenDlg('')} aria-label={'Authentication: ' + chip}>
           {chip}
         </button>
@@ -408,7 +436,7 @@ function App() {
           </ul>
         </nav>
         <main id="main" ref={main} tabIndex={-1}>
-          <Banners me={me} />
+          <Banners me={me} expiring={expiring} onRenew={() => setTokenDlg('Your token expires soon')} />
           <View segs={route.segs} query={route.query} />
         </main>
       </div>

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api } from './api.js';
 import {
   useData, get, Panel, Table, fmtNum, fmtTime, fmtBytes, fmtDur, Gate, Confirm, windowRange, WindowPicker, setQuery,
-  SearchBox, State, useCan, useUTC,
+  SearchBox, State, useCan,
 } from './lib.jsx';
 import { LineChart } from './charts.jsx';
 import { throughputSeries } from './overview.jsx';
@@ -43,7 +43,6 @@ export function Analytics({ q }) {
   const written = useData(get('api/v1/status/analytics', { ...range, queue: q.queue, namespace: q.ns, task: q.task, interval: 'minute' }), ['a-w', ...key]);
   const parked = useData(get('api/v1/analytics/queue-parked-replicas', f), ['a-p', ...key]);
   const ret = useData(get('api/v1/analytics/retention', f), ['a-r', ...key]);
-  const [utc, setUtc] = useUTC();
   const lat = (d) => {
     const out = [];
     for (const w of d.workers || []) {
@@ -64,9 +63,6 @@ export function Analytics({ q }) {
         <SearchBox label="Queue" value={q.queue} onChange={(v) => setQuery({ queue: v })} />
         <SearchBox label="Namespace" value={q.ns} onChange={(v) => setQuery({ ns: v })} />
         <SearchBox label="Task" value={q.task} onChange={(v) => setQuery({ task: v })} />
-        <label class="check">
-          <input type="checkbox" checked={utc} onChange={(e) => setUtc(e.currentTarget.checked)} /> Times in UTC
-        </label>
       </div>
       <p class="muted">Drag across a chart to zoom into that window; the window buttons zoom out.</p>
       <div class="grid2">

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, qs, seg } from './api.js';
 import {
-  useData, get, Panel, Table, Pager, link, go, setQuery, fmtNum, fmtDur, fmtTime, Gate, Confirm, Field,
+  useData, get, Panel, Table, Pager, PageSize, pageLimit, link, go, setQuery, fmtNum, fmtDur, fmtTime, Gate, Confirm, Field,
   SearchBox, useCan, CopyButton, State, windowRange, announce, useAsync, Problem, Dialog, refreshNow, Pending,
 } from './lib.jsx';
 import { LineChart } from './charts.jsx';
@@ -152,11 +152,8 @@ export function Overview({ q }) {
 
 // ---- Queues ----
 
-// At most 200 rows in the DOM (docs/api/dashboard.md §4.5): pages up to 200 rows, no virtualisation needed.
-const LIMITS = [50, 100, 200];
-
 export function Queues({ q }) {
-  const limit = Math.min(Number(q.limit) || 100, 200);
+  const limit = pageLimit(q.limit);
   const query = { namespace: q.ns, task: q.task, search: q.q, sort: q.sort || 'name', order: q.order, limit, offset: q.offset };
   const list = useData(get('api/v1/status/queues', query), ['queues', query]);
   const nss = useData(get('api/v1/resources/namespaces', { limit: 1000 }), ['nss'], { live: false });
@@ -194,15 +191,7 @@ export function Queues({ q }) {
             ))}
           </select>
         </Field>
-        <Field label="Rows per page">
-          <select value={String(limit)} onChange={(e) => setQuery({ limit: e.currentTarget.value, offset: undefined })}>
-            {LIMITS.map((l) => (
-              <option key={l} value={String(l)}>
-                {l}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <PageSize value={limit} onChange={(l) => setQuery({ limit: l === 100 ? undefined : l, offset: undefined })} />
         {filtered && (
           <button class="small" onClick={() => setQuery({ q: undefined, ns: undefined, task: undefined, offset: undefined })}>
             Clear filters
@@ -220,6 +209,7 @@ export function Queues({ q }) {
             <Table
               caption="Queues"
               rows={d.queues}
+              resetKey={q.offset}
               rowKey={(r) => r.name}
               sort={query.sort}
               order={q.order || (['name', 'namespace', 'task'].includes(query.sort) ? 'asc' : 'desc')}
@@ -361,7 +351,7 @@ export function QueueDetail({ name, q }) {
 }
 
 function Partitions({ name, q }) {
-  const limit = 100;
+  const limit = pageLimit(q.plimit);
   const query = { search: q.psearch, sort: q.psort || 'name', order: q.porder, limit, offset: q.poffset };
   const st = useData(get('api/v1/status/queues/' + seg(name), query), ['parts', name, query]);
   const d = st.data;
@@ -369,12 +359,14 @@ function Partitions({ name, q }) {
     <Panel title="Partitions" st={st} id="partitions">
       <div class="filters">
         <SearchBox label="Search partition names" value={q.psearch} onChange={(v) => setQuery({ psearch: v, poffset: undefined })} />
+        <PageSize value={limit} onChange={(l) => setQuery({ plimit: l === 100 ? undefined : l, poffset: undefined })} />
       </div>
       {d && (
         <>
           <Table
             caption="Partitions"
             rows={d.partitions}
+            resetKey={q.poffset}
             rowKey={(r) => r.id}
             sort={query.sort}
             order={q.porder || (query.sort === 'name' ? 'asc' : 'desc')}
