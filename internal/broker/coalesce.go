@@ -21,17 +21,19 @@ import (
 // call and goes with every other request that arrived meanwhile. Idle, a request is flushed
 // at once, so coalescing adds no latency; busy, one commit carries many requests.
 //
-// At most maxInflight calls run at once, and no two of them name the same partition: a call
-// locks its partitions until it commits (docs/design.md, Locks), so two calls sharing one
-// would only queue on its row lock, one connection idle in the database, and a call holding
-// many partitions (a request spread over them) would stall every call behind it in a lock
-// convoy. A request that shares a partition with a call in flight waits for that call, and
-// requests behind it on one of its partitions wait with it, so the requests of a partition
-// reach the database in arrival order; requests on other partitions go past it into a
-// parallel call. Requests on the same partitions share calls instead of competing. Requests
-// on one partition each are also kept to lanes (their partition's hash modulo maxInflight):
-// one lane per call and one call per lane in flight, as the flushers' lanes were before, so a
-// few busy partitions fill parallel calls, each gathering its lane's requests meanwhile.
+// At most maxInflight calls run at once. A call locks its partitions until it commits
+// (docs/design.md, Locks), so a call that names a partition of a call in flight waits in the
+// database for that call's commit and then runs at once: requests spread over many
+// partitions, which nearly always share some, are pipelined that way, the next call parsed
+// and waiting while the one before it works, instead of leaving the database idle between
+// calls while the broker answers one call and sends the next (bench/README.md, spread
+// pushes, session 4; qg_push_items makes that wait cheap). Calls are formed in arrival
+// order, so a partition's requests reach its lock in arrival order. Requests on one
+// partition each are also kept to lanes (their partition's hash modulo maxInflight): one lane
+// per call and one call per lane in flight, as the flushers' lanes were before, so a few busy
+// partitions fill parallel calls, each gathering its lane's requests meanwhile, and a lane's
+// requests never wait on each other's locks. A request left waiting for its lane keeps every
+// later request naming its partition waiting too, so none overtakes it.
 //
 // Each request stays all-or-nothing and keeps its item order; requests in one call are
 // ordered by their first message id, which is the order their ids were minted in (UUIDv7,
@@ -61,11 +63,10 @@ type coalescer struct {
 
 	once    sync.Once
 	mu      sync.Mutex
-	pending []*pushJob           // in arrival order
-	busy    map[partRef]struct{} // partitions of the calls in flight
-	laneOn  []bool               // lanes with a call in flight
-	open    bool                 // the flushers run: requests are accepted
-	kick    chan struct{}        // wake-ups of the flushers (at most one per flusher buffered)
+	pending []*pushJob    // in arrival order
+	laneOn  []bool        // lanes with a call in flight
+	open    bool          // the flushers run: requests are accepted
+	kick    chan struct{} // wake-ups of the flushers (at most one per flusher buffered)
 }
 
 type pushJob struct {
@@ -96,7 +97,6 @@ type pushDone struct {
 // init makes the shared state; safe to call more than once.
 func (c *coalescer) init() {
 	c.once.Do(func() {
-		c.busy = make(map[partRef]struct{})
 		c.laneOn = make([]bool, max(c.maxInflight, 1))
 		c.kick = make(chan struct{}, max(c.maxInflight, 1))
 	})
@@ -234,10 +234,10 @@ func (c *coalescer) flusher(ctx context.Context) {
 }
 
 // flushPending writes calls until none can start: nothing is pending, or everything pending
-// waits for a partition of a call in flight (whose end kicks a flusher).
+// waits for a lane with a call in flight (whose end kicks a flusher).
 func (c *coalescer) flushPending() {
 	for {
-		jobs, parts, lane, more := c.take()
+		jobs, lane, more := c.take()
 		if jobs == nil {
 			return
 		}
@@ -245,7 +245,7 @@ func (c *coalescer) flushPending() {
 			c.wake() // another flusher may find a call that can run beside this one
 		}
 		c.flush(jobs)
-		c.release(parts, lane)
+		c.release(lane)
 	}
 }
 
@@ -266,19 +266,20 @@ func (c *coalescer) drainAtStop() {
 	}
 }
 
-// take removes the next call's requests from the pending list and marks their partitions
-// busy: in arrival order, every request whose partitions no call in flight holds and no
-// earlier waiting request names, up to maxItems (a first request larger than that goes
-// alone), looking past waiting requests that name at most maxItems partitions in all. Requests on one partition
-// are also split by lane (their partition's hash), as the flushers' lanes once did: a call
-// takes those of one lane only, so requests for a few busy partitions spread over parallel
-// calls instead of all joining the first. Requests on several partitions join any call. Requests past their wait
-// deadline are answered and dropped. more reports requests left pending.
-func (c *coalescer) take() (jobs []*pushJob, parts []partRef, lane int, more bool) {
+// take removes the next call's requests from the pending list: in arrival order, every
+// request that no earlier waiting request shares a partition with, up to maxItems (a first
+// request larger than that goes alone), looking past waiting requests that name at most
+// maxItems partitions in all. Partitions of calls in flight do not hold a request back: its
+// call waits for their locks in the database. Requests on one partition are split by lane
+// (their partition's hash), as the flushers' lanes once did: a call takes those of one lane
+// only, and none of a lane with a call in flight, so requests for a few busy partitions
+// spread over parallel calls instead of all joining the first. Requests on several
+// partitions join any call. Requests past their wait deadline are answered and dropped. lane
+// is the call's lane (-1: none); more reports requests left pending.
+func (c *coalescer) take() (jobs []*pushJob, lane int, more bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var blocked map[partRef]struct{} // partitions of requests left waiting in this pass
-	var call map[partRef]struct{}
 	kept := c.pending[:0]
 	items, skipped := 0, 0
 	lane = -1 // the lane of the call's first request on one partition
@@ -295,7 +296,7 @@ func (c *coalescer) take() (jobs []*pushJob, parts []partRef, lane int, more boo
 		if j.state.Load() != jobPending {
 			continue // withdrawn by its submitter
 		}
-		if holds(c.busy, j.parts) || holds(blocked, j.parts) {
+		if holds(blocked, j.parts) {
 			if skipped += len(j.parts); skipped > c.maxItems {
 				// Looking further costs a map entry per partition of every request passed
 				// over (quadratic work under the lock when many spread requests wait);
@@ -333,25 +334,13 @@ func (c *coalescer) take() (jobs []*pushJob, parts []partRef, lane int, more boo
 		}
 		jobs = append(jobs, j)
 		items += len(j.items)
-		if call == nil {
-			call = make(map[partRef]struct{}, len(j.parts))
-		}
-		for _, p := range j.parts {
-			if _, ok := call[p]; !ok {
-				call[p] = struct{}{}
-				parts = append(parts, p)
-			}
-		}
 	}
 	clear(c.pending[len(kept):]) // the array must not keep answered jobs alive
 	c.pending = kept
-	for _, p := range parts {
-		c.busy[p] = struct{}{}
-	}
 	if lane >= 0 {
 		c.laneOn[lane] = true
 	}
-	return jobs, parts, lane, len(c.pending) > 0
+	return jobs, lane, len(c.pending) > 0
 }
 
 // holds reports whether set has any of parts.
@@ -367,13 +356,9 @@ func holds(set map[partRef]struct{}, parts []partRef) bool {
 	return false
 }
 
-// release frees a finished call's partitions and kicks a flusher for the requests that waited
-// on them.
-func (c *coalescer) release(parts []partRef, lane int) {
+// release frees a finished call's lane and kicks a flusher for the requests that waited on it.
+func (c *coalescer) release(lane int) {
 	c.mu.Lock()
-	for _, p := range parts {
-		delete(c.busy, p)
-	}
 	if lane >= 0 {
 		c.laneOn[lane] = false
 	}

@@ -154,72 +154,84 @@ func pendingJob(parts ...string) *pushJob {
 	return &pushJob{items: it, parts: partKeys(it), lane: -1, done: make(chan pushDone, 1), waitUntil: time.Now().Add(time.Hour)}
 }
 
-// A call takes, in arrival order, every request that shares no partition with a call in
-// flight, and leaves behind it the requests that share one with a request left waiting, so
-// a partition's requests are written in arrival order.
-func TestCoalescerTakeSkipsBusyPartitionsKeepingOrderPerPartition(t *testing.T) {
+// A call takes, in arrival order, every pending request, whatever partitions the calls in
+// flight hold (its call waits for their locks in the database), and leaves behind a request
+// waiting for its lane every later request naming its partition, so none overtakes it.
+func TestCoalescerTakeKeepsOrderPerPartitionBehindALane(t *testing.T) {
 	c := &coalescer{maxItems: 1000, maxInflight: 2}
 	c.init()
-	y, z, w, v := pendingJob("A", "B"), pendingJob("B"), pendingJob("C", "D"), pendingJob("D")
-	c.busy[partKey("q", "A")] = struct{}{} // a call holds A
-	c.pending = []*pushJob{y, z, w, v}
-	jobs, parts, _, more := c.take()
-	if len(jobs) != 2 || jobs[0] != w || jobs[1] != v {
-		t.Fatalf("took %d jobs, want the two on C and D (y waits for A, z behind y on B)", len(jobs))
-	}
-	if fmt.Sprint(parts) != fmt.Sprint([]partRef{partKey("q", "C"), partKey("q", "D")}) || !more {
-		t.Fatalf("parts %q, more %v", parts, more)
+	busy := pendingJob("A")
+	busy.lane = c.laneOf(busy.parts)
+	c.laneOn[busy.lane] = true // a call of A's lane is in flight
+	y, z, w := pendingJob("A"), pendingJob("A", "B"), pendingJob("C", "D")
+	y.lane = busy.lane
+	c.pending = []*pushJob{y, z, w}
+	jobs, lane, more := c.take()
+	if len(jobs) != 1 || jobs[0] != w || lane != -1 || !more {
+		t.Fatalf("took %d jobs (lane %d, more %v), want w alone (y waits for its lane, z behind y on A)", len(jobs), lane, more)
 	}
 	if c.queued() != 2 || c.pending[0] != y || c.pending[1] != z {
 		t.Fatal("y and z must stay pending, in order")
 	}
-	if _, again, _, _ := c.take(); again != nil {
-		t.Fatalf("a second call took %q while A, C and D are busy", again)
-	}
-	c.release([]partRef{partKey("q", "A")}, -1)
-	jobs, _, _, more = c.take()
-	if len(jobs) != 2 || jobs[0] != y || jobs[1] != z || more {
-		t.Fatalf("after A is released took %d jobs (more %v), want y then z together", len(jobs), more)
+	c.release(busy.lane)
+	jobs, lane, more = c.take()
+	if len(jobs) != 2 || jobs[0] != y || jobs[1] != z || lane != busy.lane || more {
+		t.Fatalf("after the lane is free took %d jobs (lane %d, more %v), want y then z together", len(jobs), lane, more)
 	}
 }
 
-// Requests on overlapping partitions, none of them busy, share one call.
+// Requests on overlapping partitions share one call, up to the item bound; the next call
+// takes the rest at once, though it shares partitions with the first.
 func TestCoalescerTakeMergesOverlappingRequests(t *testing.T) {
 	c := &coalescer{maxItems: 5, maxInflight: 2}
 	c.init()
 	a, b, d := pendingJob("A", "B"), pendingJob("B", "C"), pendingJob("C", "D")
 	c.pending = []*pushJob{a, b, d}
-	jobs, parts, _, more := c.take()
-	if len(jobs) != 2 || len(parts) != 3 || !more {
-		t.Fatalf("took %d jobs on %q (more %v); want a and b (the item bound stops d)", len(jobs), parts, more)
+	jobs, _, more := c.take()
+	if len(jobs) != 2 || jobs[0] != a || jobs[1] != b || !more {
+		t.Fatalf("took %d jobs (more %v); want a and b (the item bound stops d)", len(jobs), more)
 	}
-	if _, ok := c.busy[partKey("q", "C")]; !ok || c.pending[0] != d {
-		t.Fatal("the call's partitions must be busy and d still pending")
+	if jobs, _, more = c.take(); len(jobs) != 1 || jobs[0] != d || more {
+		t.Fatalf("second call took %d jobs (more %v), want d beside the first", len(jobs), more)
 	}
 }
 
-// No two calls in flight ever name the same partition, while calls on other partitions run
-// beside each other; every request gets its own results.
-func TestCoalescerNeverRunsTwoCallsOnOnePartition(t *testing.T) {
+// Calls of requests spread over shared partitions are pipelined: while one is in flight the
+// next starts (in the database it would wait for the first's locks), never more than
+// maxInflight at once; a partition's requests reach the writer in arrival order (a producer's
+// next request on a partition comes after its earlier ones) and every request gets its own
+// results. Run with -race: 16 producers, requests over 3 of 40 partitions, every fourth on one.
+func TestCoalescerPipelinesCallsOnSharedPartitions(t *testing.T) {
 	var mu sync.Mutex
+	lastSeq := map[string]int{} // producer and partition: the last request sequence written
+	var outOfOrder, overlapped, tooMany atomic.Int32
 	held := map[partRef]int{}
-	var overlaps, parallel atomic.Int32
 	inflight := atomic.Int32{}
+	const maxInflight = 3
 	write := func(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
+		if inflight.Add(1) > maxInflight {
+			tooMany.Add(1)
+		}
+		defer inflight.Add(-1)
 		parts := partKeys(items)
 		mu.Lock()
 		for _, p := range parts {
 			if held[p] > 0 {
-				overlaps.Add(1)
+				overlapped.Add(1)
 			}
 			held[p]++
 		}
-		mu.Unlock()
-		if inflight.Add(1) > 1 {
-			parallel.Add(1)
+		for _, it := range items {
+			var g, r, i int
+			fmt.Sscanf(it.Key, "%d-%d-%d", &g, &r, &i)
+			k := fmt.Sprint(g, "/", it.Partition)
+			if last, ok := lastSeq[k]; ok && last > r {
+				outOfOrder.Add(1)
+			}
+			lastSeq[k] = r
 		}
+		mu.Unlock()
 		time.Sleep(time.Millisecond) // hold the partitions a while, as a database call does
-		inflight.Add(-1)
 		mu.Lock()
 		for _, p := range parts {
 			held[p]--
@@ -231,7 +243,7 @@ func TestCoalescerNeverRunsTwoCallsOnOnePartition(t *testing.T) {
 		}
 		return out, nil
 	}
-	c := &coalescer{write: write, maxItems: 20, maxInflight: 4, timeout: time.Minute}
+	c := &coalescer{write: write, maxItems: 20, maxInflight: maxInflight, timeout: time.Minute}
 	startPart(t, c)
 	var wg sync.WaitGroup
 	for g := range 16 {
@@ -239,7 +251,6 @@ func TestCoalescerNeverRunsTwoCallsOnOnePartition(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for r := range 30 {
-				// each request spreads over 3 of 40 partitions; every fourth names one only
 				parts := []string{fmt.Sprint("p", (g*7+r)%40), fmt.Sprint("p", (g*11+r*3+1)%40), fmt.Sprint("p", (g+r*5+2)%40)}
 				if r%4 == 0 {
 					parts = parts[:1]
@@ -262,10 +273,13 @@ func TestCoalescerNeverRunsTwoCallsOnOnePartition(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := overlaps.Load(); n > 0 {
-		t.Fatalf("%d times a call named a partition of a call in flight", n)
+	if n := tooMany.Load(); n > 0 {
+		t.Fatalf("%d calls ran beyond maxInflight", n)
 	}
-	t.Logf("%d calls ran beside another", parallel.Load())
+	if n := outOfOrder.Load(); n > 0 {
+		t.Fatalf("%d items reached the writer before an earlier request of their producer on their partition", n)
+	}
+	t.Logf("%d times a call named a partition of a call in flight", overlapped.Load())
 }
 
 // A request on other partitions than the call in flight does not wait for it.
@@ -359,11 +373,11 @@ func TestCoalescerTakeSplitsOnePartitionRequestsByLane(t *testing.T) {
 		j.lane = c.laneOf(j.parts)
 	}
 	c.pending = []*pushJob{a, b, a2, b2}
-	first, _, lane, more := c.take()
+	first, lane, more := c.take()
 	if len(first) != 2 || first[0] != a || first[1] != a2 || lane != 0 || !more {
 		t.Fatalf("first call took %d jobs (lane %d, more %v), want a and a2 of lane 0", len(first), lane, more)
 	}
-	second, _, lane, more := c.take()
+	second, lane, more := c.take()
 	if len(second) != 2 || second[0] != b || second[1] != b2 || lane != 1 || more {
 		t.Fatalf("second call took %d jobs (lane %d, more %v), want b and b2 of lane 1 beside the first", len(second), lane, more)
 	}
@@ -371,7 +385,7 @@ func TestCoalescerTakeSplitsOnePartitionRequestsByLane(t *testing.T) {
 	a3 := pendingJob(p0 + "-other")
 	if a3.lane = c.laneOf(a3.parts); a3.lane == 0 {
 		c.pending = []*pushJob{a3}
-		if third, _, _, _ := c.take(); third != nil {
+		if third, _, _ := c.take(); third != nil {
 			t.Fatal("a second call of lane 0 started beside the first")
 		}
 	}
