@@ -113,10 +113,11 @@ func (s *Store) EnsurePartitions(ctx context.Context, queues, partitions []strin
 }
 
 // defaultPushSmallItems is the largest push call that runs under generic plans (qg_push_small,
-// 155_push_small.sql). Below it PostgreSQL's re-planning of every statement is most of a
-// call's fixed cost; above it the custom plans, sized to the request, are cheaper to run.
-// BenchmarkPushCall measures both sides (bench/README.md, "Single-message pushes").
-const defaultPushSmallItems = 100
+// 155_push_small.sql): a call of coalesced single-message pushes, where PostgreSQL's
+// re-planning of every statement is a large part of the call's fixed cost. Calls of a batch of
+// 100 or more keep qg_push and its custom plans, which the batch scenarios were tuned with
+// (docs/decisions.md); BenchmarkPushCall measures both modes at every size.
+const defaultPushSmallItems = 99
 
 // pushSmallItems is the Store's bound: pushSmall when set (benchmarks and tests; negative: no
 // call is small), else defaultPushSmallItems.
