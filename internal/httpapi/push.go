@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
+	"sync"
 
 	"github.com/queen-go/queen/internal/mq"
 )
@@ -19,27 +21,13 @@ type pushItemJSON struct {
 	TransactionID json.RawMessage `json:"transactionId"`
 }
 
-// pushResultJSON is one element of the push answer; its casing is the API reference's (docs/api/data-api.md §2.3).
-type pushResultJSON struct {
-	Index         int              `json:"index"`
-	TransactionID string           `json:"transaction_id"`
-	Status        string           `json:"status"`
-	MessageID     string           `json:"message_id,omitempty"`
-	PartitionID   string           `json:"partition_id,omitempty"`
-	TraceID       *json.RawMessage `json:"trace_id,omitempty"`
-	Error         string           `json:"error,omitempty"`
-	QueueName     string           `json:"queueName"`
-}
-
-var jsonNull = json.RawMessage("null")
-
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	items, ok := readBatch(w, r, parsePushFast, parsePushItems)
 	if !ok {
 		return
 	}
 	if len(items) == 0 {
-		writeJSON(w, http.StatusCreated, []pushResultJSON{})
+		writePush(w, nil, nil)
 		return
 	}
 	res, err := s.data.Push(r.Context(), items, producerSub(r))
@@ -54,26 +42,64 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		// A push is spooled whole or not at all.
 		writeJSON(w, http.StatusCreated, bufferedAnswer(items, res))
 	default:
-		writeJSON(w, http.StatusCreated, pushAnswer(items, res))
+		writePush(w, items, res)
 	}
 }
 
-// pushAnswer is the push answer body: one entry per item, in request order.
-func pushAnswer(items []mq.PushItem, res []mq.PushResult) []pushResultJSON {
-	out := make([]pushResultJSON, len(res))
+// writePush answers 201 with the push answer: one entry per item, in request order, with
+// the API reference's casing (docs/api/data-api.md §2.3):
+//
+//	{"index":0,"transaction_id":…,"status":"queued","message_id":…,"partition_id":…,"trace_id":null,"queueName":…}
+//
+// A duplicate has message_id and no partition_id or trace_id; a refused item has "error"
+// instead of both. Written by hand like the pop answer (pop_encode.go): for single-message
+// pushes encoding/json's reflection was a quarter of the handler's CPU. The output is byte for
+// byte what encoding/json wrote from the former answer struct (TestPushEncodingMatchesEncodingJSON).
+func writePush(w http.ResponseWriter, items []mq.PushItem, res []mq.PushResult) {
+	p := pushBufs.Get().(*[]byte)
+	out := appendPush((*p)[:0], items, res)
+	writeBody(w, http.StatusCreated, out)
+	if cap(out) <= maxPooledBuf {
+		*p = out
+		pushBufs.Put(p)
+	}
+}
+
+// pushBufs recycles the answer buffers of writePush (see encodeBufs).
+var pushBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// appendPush appends the push answer of res (one result per item).
+func appendPush(b []byte, items []mq.PushItem, res []mq.PushResult) []byte {
+	b = append(b, '[')
 	for i, o := range res {
-		e := pushResultJSON{Index: i, TransactionID: o.TransactionID, Status: o.Status, QueueName: items[i].Queue}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(append(b, `{"index":`...), int64(i), 10)
+		b = appendField(b, `,"transaction_id":`, o.TransactionID)
+		b = appendField(b, `,"status":`, o.Status)
 		switch o.Status {
 		case mq.StatusQueued:
-			e.MessageID, e.PartitionID, e.TraceID = o.MessageID, o.PartitionID, &jsonNull
+			b = appendOptField(b, `,"message_id":`, o.MessageID)
+			b = appendOptField(b, `,"partition_id":`, o.PartitionID)
+			b = append(b, `,"trace_id":null`...)
 		case mq.StatusDuplicate:
-			e.MessageID = o.MessageID
+			b = appendOptField(b, `,"message_id":`, o.MessageID)
 		default:
-			e.Error = "queue full"
+			b = append(b, `,"error":"queue full"`...)
 		}
-		out[i] = e
+		b = appendField(b, `,"queueName":`, items[i].Queue)
+		b = append(b, '}')
 	}
-	return out
+	return append(b, ']')
+}
+
+// appendOptField is appendField for a member left out when s is empty (omitempty).
+func appendOptField(b []byte, prefix, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return appendField(b, prefix, s)
 }
 
 // parsePushFast reads a push body in one pass (readRecords) when every item is valid;

@@ -51,6 +51,9 @@ type txnAnswerJSON struct {
 	Results       []txnResultJSON `json:"results"`
 }
 
+// jsonNull is a JSON null member value (a *json.RawMessage that omitempty keeps).
+var jsonNull = json.RawMessage("null")
+
 func (s *Server) transaction(w http.ResponseWriter, r *http.Request) {
 	var body json.RawMessage
 	if !readJSON(w, r, &body) {

@@ -256,3 +256,36 @@ func TestOptionMaxSize(t *testing.T) {
 		t.Fatalf("only a3 is unconsumed: %v", got)
 	}
 }
+
+// Small calls run qg_push_small (generic plans), large ones qg_push (custom plans): the same
+// function under two plan modes must decide every item alike (dedup within the call and
+// against stored keys, maxSize, several queues and partitions in one call).
+func TestPushSmallAndLargeCallsAgree(t *testing.T) {
+	run := func(t *testing.T, small int) [][]string {
+		b := setup(t)
+		b.s.pushSmall = small
+		b.configure(b.queue, func(o *mq.QueueOptions) { o.MaxSize = 3 })
+		var out [][]string
+		for _, call := range [][]PushRow{
+			{row(b.queue, "pA", "k1"), row(b.queue, "pA", "k1"), row(b.queue, "pB", "k2"), row("other", "pA", "o1"),
+				row(b.queue, "pA", "k3"), row(b.queue, "pB", "k4")},
+			{row(b.queue, "pA", "k1"), row("other", "pA", "o1"), row("other", "pA", "o2"), row("other", "pB", "o2")},
+		} {
+			var st []string
+			for _, r := range b.pushRows(call...) {
+				st = append(st, r.Status)
+			}
+			out = append(out, st)
+		}
+		// Positions follow the request order within each partition.
+		b.mustPop(PopRequest{Queue: "other", Partition: "pA", Batch: 10}, "o1", "o2")
+		return out
+	}
+	var generic, custom [][]string
+	t.Run("generic", func(t *testing.T) { generic = run(t, 1<<30) })
+	t.Run("custom", func(t *testing.T) { custom = run(t, -1) })
+	want := [][]string{{"queued", "duplicate", "queued", "queued", "queued", "failed"}, {"duplicate", "duplicate", "queued", "queued"}}
+	if fmt.Sprint(generic) != fmt.Sprint(want) || fmt.Sprint(custom) != fmt.Sprint(want) {
+		t.Fatalf("statuses: generic %v, custom %v, want %v", generic, custom, want)
+	}
+}

@@ -20,6 +20,7 @@ var sqlCalls = []struct {
 	call sqlCall
 }{
 	{sqlPush, pushArgs{}},
+	{sqlPushSmall, pushArgs{}},
 	{sqlPop, popArgs{}},
 	{sqlAck, ackArgs{}},
 	{sqlTransaction, txnArgs{}},

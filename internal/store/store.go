@@ -49,6 +49,8 @@ type Store struct {
 	partitions partitionCache
 	// health remembers database outcomes for the admin health route (see dbHealth).
 	health dbHealth
+	// pushSmall overrides defaultPushSmallItems (0: the default; negative: no call is small).
+	pushSmall int
 }
 
 // Open creates the pool. It does not wait for the database to be reachable: routes answer
