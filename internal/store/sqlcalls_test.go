@@ -22,6 +22,7 @@ var sqlCalls = []struct {
 	{sqlPush, pushArgs{}},
 	{sqlPop, popArgs{}},
 	{sqlAck, ackArgs{}},
+	{sqlAckOne, ackOneArgs{}},
 	{sqlTransaction, txnArgs{}},
 	{sqlConfigure, configureArgs{}},
 	{sqlListMessages, listMessagesArgs{}},
