@@ -47,7 +47,8 @@ push100spread|-scenario push -batch 100 -conns 50 -partitions 500 -spread 100
 push1x200|-scenario push -batch 1 -conns 200 -partitions 10
 push1x50|-scenario push -batch 1 -conns 50 -partitions 10
 popack100|-scenario popack -batch 100 -conns 20 -partitions 20 -ack batch
-popack1|-scenario popack -batch 1 -conns 50 -partitions 50 -ack ack -messages 30000
+popack1|-scenario popack -batch 1 -conns 50 -partitions 50 -ack ack -messages 30000 -baseline-conns 16
+txn|-scenario txn -conns 50 -partitions 50 -messages 10000 -baseline-conns 16
 autoack100|-scenario popack -batch 100 -conns 20 -partitions 20 -ack auto
 partitions|-scenario partitions -batch 10 -conns 20
 SCENARIOS

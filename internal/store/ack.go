@@ -33,12 +33,39 @@ func (a ackArgs) args() []any {
 	return []any{uuidParam(a.PIDs), a.Keys, a.Groups, a.Statuses, uuidParam(a.Leases), a.Errors, uuidParam(a.Required), a.Now}
 }
 
+// sqlAckOne is the single-item ack (qg_ack_one: one guarded UPDATE when the ack completes its
+// pair's leased batch, qg_ack_items otherwise).
+const sqlAckOne = `SELECT success, error, queue_name, partition_name, lease_released, dlq, already_committed
+	FROM qg_ack_one(p_pid => $1::uuid, p_key => $2, p_group => $3, p_status => $4,
+		p_lease => $5::uuid, p_error => $6, p_now => $7)`
+
+// ackOneArgs are the parameters of qg_ack_one (see sqlCall).
+type ackOneArgs struct {
+	PID, Key, Group string // PID "": no partition (NULL)
+	Status          string
+	Lease           string // "": none
+	Error           *string
+	Now             any
+}
+
+func (a ackOneArgs) args() []any {
+	return []any{uuidArg(a.PID), a.Key, a.Group, a.Status, uuidArg(a.Lease), a.Error, a.Now}
+}
+
 func (s *Store) ackItems(ctx context.Context, items []mq.AckItem, required []string) ([]mq.AckResult, error) {
-	a := ackArrays(items)
-	args := ackArgs{PIDs: a.pids, Keys: a.keys, Groups: a.groups, Statuses: a.statuses, Leases: a.leases,
-		Errors: a.errors, Required: required, Now: s.nowArg()}
+	var sql string
+	var args []any
+	if len(items) == 1 && len(required) == 0 {
+		it := items[0]
+		sql, args = sqlAckOne, ackOneArgs{PID: it.PartitionID, Key: it.TransactionID, Group: it.Group,
+			Status: it.Status, Lease: it.LeaseID, Error: strPtr(it.Error), Now: s.nowArg()}.args()
+	} else {
+		a := ackArrays(items)
+		sql, args = sqlAck, ackArgs{PIDs: a.pids, Keys: a.keys, Groups: a.groups, Statuses: a.statuses, Leases: a.leases,
+			Errors: a.errors, Required: required, Now: s.nowArg()}.args()
+	}
 	var out []mq.AckResult
-	err := s.queryRows(ctx, sqlAck, args.args(),
+	err := s.queryRows(ctx, sql, args,
 		func(row rowScanner) error {
 			var r mq.AckResult
 			if err := row.Scan(&r.Success, &r.Error, &r.Queue, &r.Partition, &r.LeaseReleased, &r.DLQ, &r.AlreadyCommitted); err != nil {

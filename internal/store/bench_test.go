@@ -51,6 +51,45 @@ func BenchmarkHotPath(b *testing.B) {
 			}
 		}
 	})
+	// The single-message ack (qg_ack_one), its pop untimed.
+	b.Run("ack1", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			push("bench-ack1", 1)
+			lease := uuid.NewString()
+			msgs, err := s.Pop(ctx, PopRequest{Queue: "bench-ack1", Group: group, Batch: 1, Partitions: 1, LeaseID: lease, SubscriptionMode: "all"})
+			if err != nil || len(msgs) != 1 {
+				b.Fatalf("pop: %d messages, %v", len(msgs), err)
+			}
+			b.StartTimer()
+			ack := mq.AckItem{PartitionID: msgs[0].PartitionID, TransactionID: msgs[0].TransactionID, Group: group, Status: "completed", LeaseID: lease}
+			if res, err := s.Ack(ctx, []mq.AckItem{ack}); err != nil || !res[0].Success {
+				b.Fatalf("ack: %v %+v", err, res)
+			}
+		}
+	})
+	// The pipeline stage's transaction as the Queen clients send it: the popped lease in
+	// requiredLeases, none on the ack.
+	b.Run("transaction-required", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			push("bench-txnr-in", 1)
+			lease := uuid.NewString()
+			msgs, err := s.Pop(ctx, PopRequest{Queue: "bench-txnr-in", Group: group, Batch: 1, Partitions: 1, LeaseID: lease, SubscriptionMode: "all"})
+			if err != nil || len(msgs) != 1 {
+				b.Fatalf("pop: %d messages, %v", len(msgs), err)
+			}
+			b.StartTimer()
+			id := uuid.Must(uuid.NewV7()).String()
+			res, err := s.Transaction(ctx,
+				[]TxnPush{{Index: 1, Item: PushRow{Queue: "bench-txnr-out", Partition: "Default", Key: id, ID: id, Payload: []byte(`1`)}}},
+				[]TxnAck{{Index: 0, Ack: mq.AckItem{PartitionID: msgs[0].PartitionID, TransactionID: msgs[0].TransactionID, Group: group, Status: "completed"}}},
+				[]string{lease}, nil, "")
+			if err != nil || len(res) != 2 || !res[0].LeaseReleased {
+				b.Fatalf("transaction: %v %+v", err, res)
+			}
+		}
+	})
 	b.Run("transaction", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()

@@ -23,6 +23,7 @@ var sqlCalls = []struct {
 	{sqlPushSmall, pushArgs{}},
 	{sqlPop, popArgs{}},
 	{sqlAck, ackArgs{}},
+	{sqlAckOne, ackOneArgs{}},
 	{sqlTransaction, txnArgs{}},
 	{sqlConfigure, configureArgs{}},
 	{sqlListMessages, listMessagesArgs{}},

@@ -43,14 +43,22 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 		ackItems[i], aIdx[i] = a.Ack, int32(a.Index)
 	}
 	a := ackArrays(ackItems)
-	args := txnArgs{PushIdx: pIdx, Queues: c.queues, Partitions: c.parts, Keys: c.keys, IDs: c.ids,
+	base := txnArgs{PushIdx: pIdx, Queues: c.queues, Partitions: c.parts, Keys: c.keys, IDs: c.ids,
 		Payloads: c.payloads, Encrypted: c.encrypted, Traces: traces,
 		AckIdx: aIdx, AckPIDs: a.pids, AckKeys: a.keys, AckGroups: a.groups, AckStatuses: a.statuses,
-		AckLeases: a.leases, AckErrors: a.errors, Required: required, Sub: producerSub, Now: s.nowArg(), Tenant: tenant}.args()
+		AckLeases: a.leases, AckErrors: a.errors, Required: required, Sub: producerSub, Now: s.nowArg(), Tenant: tenant}
 	var out []mq.TxnResult
 	run := func() error {
 		out = out[:0]
-		return s.queryRows(ctx, sqlTransaction, args, func(row rowScanner) error {
+		// The pushes' partition ids from the push route's cache, so that a pipeline stage does
+		// not resolve its names on every call (qg_partition_ids).
+		var known []string
+		if n > 0 {
+			known = s.partitions.lookup(c.queues, c.parts)
+		}
+		args := base
+		args.PIDs = known
+		err := s.queryRows(ctx, sqlTransaction, args.args(), func(row rowScanner) error {
 			var r mq.TxnResult
 			var status, mid, pid *string
 			if err := row.Scan(&r.Index, &r.Kind, &status, &mid, &pid, &r.Queue, &r.DLQ, &r.AlreadyCommitted, &r.LeaseReleased); err != nil {
@@ -61,6 +69,15 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 			out = append(out, r)
 			return nil
 		})
+		switch {
+		case err == nil && n > 0 && known == nil:
+			if ids := pushPartitionIDs(out); len(ids) == n {
+				s.partitions.remember(c.queues, c.parts, ids)
+			}
+		case pgCode(err) == codeMissingPartitions && known != nil:
+			s.partitions.forget(c.queues, c.parts) // one was deleted: resolve them again
+		}
+		return err
 	}
 	err := s.runCreating(ctx, c.queues, c.parts, run)
 	if err == nil {
@@ -79,12 +96,24 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 	}
 }
 
+// pushPartitionIDs returns the partition ids of a committed transaction's pushes, in push
+// order (the results come ordered by flattened index, as the pushes are).
+func pushPartitionIDs(res []mq.TxnResult) []string {
+	var ids []string
+	for _, r := range res {
+		if r.Kind == "push" {
+			ids = append(ids, r.PartitionID)
+		}
+	}
+	return ids
+}
+
 const sqlTransaction = `SELECT i, kind, status, message_id::text, partition_id::text, coalesce(queue_name, ''), dlq, already_committed, lease_released
 	FROM qg_transaction(p_push_idx => $1, p_queues => $2, p_partitions => $3, p_keys => $4, p_ids => $5::uuid[],
 		p_payloads => $6, p_encrypted => $7, p_traces => $8::uuid[],
 		p_ack_idx => $9, p_ack_pids => $10::uuid[], p_ack_keys => $11, p_ack_groups => $12,
 		p_ack_statuses => $13, p_ack_leases => $14::uuid[], p_ack_errors => $15,
-		p_required => $16::uuid[], p_sub => $17, p_now => $18, p_tenant => $19)`
+		p_required => $16::uuid[], p_sub => $17, p_now => $18, p_tenant => $19, p_pids => $20::uuid[])`
 
 // txnArgs are the parameters of qg_transaction (see sqlCall): the flattened pushes (PushIdx
 // to Traces), the flattened acks (AckIdx to AckErrors), then the whole call's.
@@ -103,12 +132,13 @@ type txnArgs struct {
 	Sub                           *string
 	Now                           any
 	Tenant                        string
+	PIDs                          []string // the pushes' partition ids; nil: resolve the names
 }
 
 func (a txnArgs) args() []any {
 	return []any{a.PushIdx, a.Queues, a.Partitions, a.Keys, uuidParam(a.IDs), a.Payloads, a.Encrypted, a.Traces,
 		a.AckIdx, uuidParam(a.AckPIDs), a.AckKeys, a.AckGroups, a.AckStatuses, uuidParam(a.AckLeases), a.AckErrors,
-		uuidParam(a.Required), a.Sub, a.Now, a.Tenant}
+		uuidParam(a.Required), a.Sub, a.Now, a.Tenant, uuidParam(a.PIDs)}
 }
 
 func deref(s *string) string {

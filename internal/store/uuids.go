@@ -36,3 +36,16 @@ func uuidParam[S string | *string](ids []S) any {
 	}
 	return out
 }
+
+// uuidArg passes one id as uuidParam passes each element: a binary uuid when canonical, NULL
+// when "", and the text otherwise, for PostgreSQL to judge.
+func uuidArg(id string) any {
+	if id == "" {
+		return nil
+	}
+	u, err := uuid.Parse(id)
+	if err != nil || len(id) != 36 {
+		return id
+	}
+	return pgtype.UUID{Bytes: u, Valid: true}
+}

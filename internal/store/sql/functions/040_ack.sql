@@ -114,6 +114,66 @@ BEGIN
     FROM generate_series(1, cardinality(p_keys)) AS g (i);
 END $$;
 
+-- The common single-message ack in one guarded UPDATE (docs/api/concepts.md §8.2): a completed
+-- ack of the message at the end of its pair's outstanding batch, under the pair's live lease,
+-- completes the batch and releases the lease. p_leases are the leases the ack may be checked
+-- against (the item's own, or a transaction's requiredLeases); NULL: a lease-less ack, no
+-- check. The lease, the batch and the position are all checked in the UPDATE's WHERE, so a
+-- concurrent claim, ack, expiry or seek leaves the row unmatched rather than overwritten.
+-- Returns false, having changed nothing, for any other case: the caller then takes the general
+-- path (qg_ack_items), which decides it with the same outcome for this one.
+CREATE OR REPLACE FUNCTION qg_ack_batch_end(
+    p_pid uuid, p_group text, p_pos bigint, p_leases uuid[], p_now timestamptz)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    v_now timestamptz := coalesce(p_now, clock_timestamp());
+BEGIN
+    UPDATE consumers c SET
+        cursor = p_pos, lease_id = NULL, lease_expires_at = NULL, batch_end = NULL, retry_count = 0,
+        messages_consumed = c.messages_consumed + (p_pos - c.cursor),
+        last_consumed_at = v_now, batches_consumed = c.batches_consumed + 1
+    WHERE c.partition_id = p_pid AND c.consumer_group = p_group
+      AND c.batch_end = p_pos AND c.cursor < p_pos -- an ordinary batch (a requeue batch ends at or below the cursor)
+      AND (p_leases IS NULL OR (c.lease_id = ANY (p_leases) AND c.lease_expires_at > v_now));
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    -- The work index, as qg_ack_settle does for a completed batch.
+    UPDATE partition_work w SET next_at = m.created_at
+    FROM (SELECT m.created_at FROM messages m WHERE m.partition_id = p_pid AND m.position > p_pos
+          ORDER BY m.position LIMIT 1) m
+    WHERE w.partition_id = p_pid AND w.consumer_group = p_group;
+    IF NOT FOUND THEN
+        PERFORM qg_clear_work(p_pid, p_group, p_pos);
+    END IF;
+    RETURN true;
+END $$;
+
+-- POST /api/v1/ack of one item: qg_ack_batch_end when it applies (one statement finds the
+-- message and its names, one settles the pair), else qg_ack_items. Same results as
+-- qg_ack_items.
+CREATE OR REPLACE FUNCTION qg_ack_one(
+    p_pid uuid, p_key text, p_group text, p_status text, p_lease uuid, p_error text, p_now timestamptz)
+RETURNS SETOF qg_ack_result LANGUAGE plpgsql AS $$
+DECLARE
+    v_m record;
+BEGIN
+    IF p_status = 'completed' AND p_pid IS NOT NULL THEN
+        SELECT m.position, q.name AS qname, p.name AS pname INTO v_m
+        FROM messages m
+        JOIN partitions p ON p.id = p_pid
+        JOIN queues q ON q.id = p.queue_id
+        WHERE m.partition_id = p_pid AND m.transaction_id = p_key;
+        IF FOUND AND qg_ack_batch_end(p_pid, p_group, v_m.position,
+                                      CASE WHEN p_lease IS NOT NULL THEN ARRAY[p_lease] END, p_now) THEN
+            RETURN NEXT ROW(0, true, NULL::text, v_m.qname, v_m.pname, true, false, false)::qg_ack_result;
+            RETURN;
+        END IF;
+    END IF;
+    RETURN QUERY SELECT * FROM qg_ack_items(ARRAY[p_pid], ARRAY[p_key], ARRAY[p_group], ARRAY[p_status],
+                                           ARRAY[p_lease], ARRAY[p_error], NULL, p_now);
+END $$;
+
 -- One ack item as qg_ack_items evaluates it: the item, its message's position, the start state
 -- of its pair (consumer row read under its lock), its effect, and its pair's outcome (carried on
 -- every item of the pair, so that no step joins one item list to another).

@@ -16,24 +16,41 @@ CREATE TYPE qg_txn_result AS (
 -- QG004 QTXN, QG002 QDUP, QG003 QFULL (from qg_push_items), QG005 QLEASE, QG006 QBATCH.
 -- Missing queues and partitions raise QG001 before anything is written; the caller creates
 -- them in their own committed step and calls again. p_tenant is the caller's tenant ('' until
--- tenancy lands): acks of another tenant's messages roll back as QTXN.
+-- tenancy lands): acks of another tenant's messages roll back as QTXN. p_pids are the pushes'
+-- partition ids when the caller knows them all (its cache), else NULL: the names are resolved.
+--
+-- A pipeline stage's transaction (one completed ack, under its pair's live lease, of the end of
+-- the leased batch) takes qg_ack_batch_end: the message is found once (step 6), and the lease
+-- check is the settle UPDATE's WHERE. Any other ack, or that one failing its checks, takes
+-- qg_ack_items after the pushes, as before, so the verdicts and their precedence are the same.
 CREATE OR REPLACE FUNCTION qg_transaction(
     p_push_idx integer[], p_queues text[], p_partitions text[], p_keys text[], p_ids uuid[],
     p_payloads text[], p_encrypted boolean[], p_traces uuid[],
     p_ack_idx integer[], p_ack_pids uuid[], p_ack_keys text[], p_ack_groups text[],
     p_ack_statuses text[], p_ack_leases uuid[], p_ack_errors text[],
-    p_required uuid[], p_sub text, p_now timestamptz, p_tenant text)
+    p_required uuid[], p_sub text, p_now timestamptz, p_tenant text, p_pids uuid[])
 RETURNS SETOF qg_txn_result LANGUAGE plpgsql AS $$
 DECLARE
-    v_pids uuid[];
+    v_pids uuid[] := p_pids;
     v_push qg_push_plan[] := '{}';
     v_ack  qg_ack_result[] := '{}';
     v_bad  record;
+    v_pos   bigint; -- a single completed ack: its message's position and queue
+    v_qname text;
 BEGIN
     -- Step 6: every ack must name a stored message; checked before anything is created.
     -- A message of another tenant's queue counts as unknown, so nothing about it leaks
     -- (docs/api/concepts.md §14: reported exactly as QTXN).
-    IF EXISTS (SELECT 1 FROM unnest(p_ack_pids, p_ack_keys) AS a (pid, k)
+    IF cardinality(p_ack_idx) = 1 AND p_ack_statuses[1] = 'completed' THEN
+        SELECT m.position, q.name INTO v_pos, v_qname
+        FROM messages m
+        JOIN partitions p ON p.id = p_ack_pids[1]
+        JOIN queues q ON q.id = p.queue_id
+        WHERE m.partition_id = p_ack_pids[1] AND m.transaction_id = p_ack_keys[1] AND q.tenant = p_tenant;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = 'QG004', MESSAGE = 'QG004';
+        END IF;
+    ELSIF EXISTS (SELECT 1 FROM unnest(p_ack_pids, p_ack_keys) AS a (pid, k)
                WHERE NOT EXISTS (SELECT 1 FROM messages m
                                  JOIN partitions p ON p.id = m.partition_id
                                  JOIN queues q ON q.id = p.queue_id
@@ -42,18 +59,29 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'QG004', MESSAGE = 'QG004';
     END IF;
 
-    IF cardinality(p_ids) > 0 THEN
+    IF cardinality(p_ids) > 0 AND v_pids IS NULL THEN
         v_pids := qg_partition_ids(p_queues, p_partitions);
         IF array_position(v_pids, NULL) IS NOT NULL THEN
             PERFORM qg_raise_missing_partitions();
         END IF;
+    END IF;
+    IF cardinality(p_ids) > 0 THEN
         -- Steps 8-9: partitions locked in ascending order, then QDUP / QFULL.
         SELECT array_agg(x) INTO v_push
         FROM qg_push_items(v_pids, p_keys, p_ids, p_payloads, p_encrypted, p_traces,
                            array_fill(p_sub, ARRAY[cardinality(p_ids)]), p_now, true) x;
     END IF;
 
-    IF cardinality(p_ack_idx) > 0 THEN
+    IF v_pos IS NOT NULL
+       AND qg_ack_batch_end(p_ack_pids[1], p_ack_groups[1], v_pos,
+                            -- the leases the ack may be checked against (docs/api/transaction.md §4):
+                            -- its own, else requiredLeases (resolved to the pair's lease when listed),
+                            -- else none (lease-less)
+                            CASE WHEN p_ack_leases[1] IS NOT NULL THEN ARRAY[p_ack_leases[1]]
+                                 WHEN cardinality(array_remove(p_required, NULL)) > 0 THEN array_remove(p_required, NULL)
+                            END, p_now) THEN
+        v_ack := ARRAY[ROW(0, true, NULL, v_qname, NULL, true, false, false)::qg_ack_result];
+    ELSIF cardinality(p_ack_idx) > 0 THEN
         -- Step 10: consumer rows locked in ascending order; evaluated as on the ack route.
         SELECT array_agg(x) INTO v_ack
         FROM qg_ack_items(p_ack_pids, p_ack_keys, p_ack_groups, p_ack_statuses, p_ack_leases,

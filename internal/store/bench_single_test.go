@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/mq"
+)
+
+// BenchmarkSingleAck times the single-message ack and the pipeline stage's transaction (one
+// completed ack under requiredLeases plus one push) on one connection, with the PostgreSQL
+// backend's CPU per call (db-cpu-ms/op; 10 ms ticks, so run a few hundred calls:
+// -benchtime 300x). The pop before each call is untimed.
+func BenchmarkSingleAck(b *testing.B) {
+	ctx := context.Background()
+	s, read := dbCPU(b, migratedSchema(b, "bench_single_ack"))
+	const group = "__QUEUE_MODE__"
+	pop := func(queue string) (mq.Message, string) {
+		id := uuid.Must(uuid.NewV7()).String()
+		if _, err := s.Push(ctx, []PushRow{{Queue: queue, Partition: "Default", Key: id, ID: id, Payload: []byte(`1`)}}); err != nil {
+			b.Fatal(err)
+		}
+		lease := uuid.NewString()
+		msgs, err := s.Pop(ctx, PopRequest{Queue: queue, Group: group, Batch: 1, Partitions: 1, LeaseID: lease, SubscriptionMode: "all"})
+		if err != nil || len(msgs) != 1 {
+			b.Fatalf("pop: %d messages, %v", len(msgs), err)
+		}
+		return msgs[0], lease
+	}
+	b.Run("ack1", func(b *testing.B) {
+		m := cpuMeter{read: read}
+		for b.Loop() {
+			b.StopTimer()
+			msg, lease := pop("bench-single-ack")
+			m.begin()
+			b.StartTimer()
+			res, err := s.Ack(ctx, []mq.AckItem{{PartitionID: msg.PartitionID, TransactionID: msg.TransactionID, Group: group,
+				Status: mq.AckCompleted, LeaseID: lease}})
+			b.StopTimer()
+			m.end()
+			b.StartTimer()
+			if err != nil || !res[0].Success || !res[0].LeaseReleased {
+				b.Fatalf("ack: %v %+v", err, res)
+			}
+		}
+		m.report(b)
+	})
+	b.Run("stage", func(b *testing.B) {
+		m := cpuMeter{read: read}
+		for b.Loop() {
+			b.StopTimer()
+			msg, lease := pop("bench-single-in")
+			m.begin()
+			b.StartTimer()
+			res, err := s.Transaction(ctx,
+				[]TxnPush{{Index: 1, Item: PushRow{Queue: "bench-single-out", Partition: "Default", Key: "next-" + msg.TransactionID,
+					ID: uuid.Must(uuid.NewV7()).String(), Payload: []byte(`1`)}}},
+				[]TxnAck{{Index: 0, Ack: mq.AckItem{PartitionID: msg.PartitionID, TransactionID: msg.TransactionID, Group: group,
+					Status: mq.AckCompleted}}},
+				[]string{lease}, nil, "")
+			b.StopTimer()
+			m.end()
+			b.StartTimer()
+			if err != nil || len(res) != 2 || !res[0].LeaseReleased {
+				b.Fatalf("transaction: %v %+v", err, res)
+			}
+		}
+		m.report(b)
+	})
+}
