@@ -68,6 +68,24 @@ func BenchmarkHotPath(b *testing.B) {
 			}
 		}
 	})
+	// The single-message cycle of a consumer that takes one message at a time: a pop of one
+	// (the inline claim of qg_pop) and its ack.
+	b.Run("pop1+ack", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			push("bench-pop1", 1)
+			b.StartTimer()
+			lease := uuid.NewString()
+			msgs, err := s.Pop(ctx, PopRequest{Queue: "bench-pop1", Group: group, Batch: 1, Partitions: 1, LeaseID: lease, SubscriptionMode: "all"})
+			if err != nil || len(msgs) != 1 {
+				b.Fatalf("pop: %d messages, %v", len(msgs), err)
+			}
+			ack := mq.AckItem{PartitionID: msgs[0].PartitionID, TransactionID: msgs[0].TransactionID, Group: group, Status: "completed", LeaseID: lease}
+			if res, err := s.Ack(ctx, []mq.AckItem{ack}); err != nil || !res[0].Success {
+				b.Fatalf("ack: %v %+v", err, res)
+			}
+		}
+	})
 	// The pipeline stage's transaction as the Queen clients send it: the popped lease in
 	// requiredLeases, none on the ack.
 	b.Run("transaction-required", func(b *testing.B) {

@@ -153,6 +153,31 @@ func TestSubscriptionRegisteredOnce(t *testing.T) {
 	}
 }
 
+// A pop does not call the registration once its group is registered; it reads whether it is
+// from the subscription rows, so a group deleted with its metadata (by any broker) registers
+// again at its next pop, with that pop's mode.
+func TestSubscriptionRegisteredAgainAfterGroupDeletion(t *testing.T) {
+	b := setup(t)
+	b.pushKeys("pA", "a1")
+	b.mustPop(PopRequest{Group: "g", Batch: 10, SubscriptionMode: "all", AutoAck: true}, "a1")
+	if _, _, err := b.s.DeleteConsumerGroup(b.ctx, "g", b.queue, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := b.subscription(b.queue, "g"); ok {
+		t.Fatal("registration kept after deletion with metadata")
+	}
+	b.pushKeys("pA", "a2")
+	b.clock.Advance(time.Second)
+	b.noPop(b.newFrom("g", 10)) // registers as new: a1 and a2 came before
+	if mode, ts, ok := b.subscription(b.queue, "g"); !ok || mode != "new" || ts == nil {
+		t.Fatalf("registration after deletion: %q %v %v", mode, ts, ok)
+	}
+	b.pushKeys("pA", "a3")
+	if got := b.drain(PopRequest{Group: "g", Batch: 10}); !slices.Equal(got, []string{"a3"}) {
+		t.Fatalf("group g got %v", got)
+	}
+}
+
 func TestSubscriptionIgnoredInQueueMode(t *testing.T) {
 	b := setup(t)
 	b.pushKeys("pA", "a1")

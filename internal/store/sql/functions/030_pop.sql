@@ -289,16 +289,26 @@ DECLARE
     v_budget  integer := p_batch;
     v_claimed integer := 0;
     v_n       integer;
+    v_unreg   boolean;
+    v_retry   integer;
 BEGIN
-    SELECT array_agg(q.id ORDER BY q.id), min(q.delayed_processing) INTO v_qids, v_delay FROM queues q
+    -- Whether the group still has to register on some matched queue is read with the queues,
+    -- so a registered group (every pop after its first) pays no call for it. The subscription
+    -- row is the truth: a group or queue deleted meanwhile, by any broker, has none, and this
+    -- pop registers again.
+    SELECT array_agg(q.id ORDER BY q.id), min(q.delayed_processing),
+           bool_or(NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.queue_id = q.id AND s.consumer_group = p_group))
+    INTO v_qids, v_delay, v_unreg FROM queues q
     WHERE (p_queue IS NULL OR q.name = p_queue)
       AND (p_namespace IS NULL OR q.namespace = p_namespace)
       AND (p_task IS NULL OR q.task = p_task);
     IF v_qids IS NULL THEN
         RETURN;
     END IF;
-    PERFORM qg_register(v_qids, p_group, CASE WHEN p_group = '__QUEUE_MODE__' THEN 'all' ELSE p_sub_mode END,
-                        p_sub_ts, v_now);
+    IF v_unreg THEN
+        PERFORM qg_register(v_qids, p_group, CASE WHEN p_group = '__QUEUE_MODE__' THEN 'all' ELSE p_sub_mode END,
+                            p_sub_ts, v_now);
+    END IF;
 
     -- The walk skips pairs it can see are leased or inside their retry delay, so that many
     -- consumers on few partitions do not call qg_claim for every busy pair; pairs it can see
@@ -336,14 +346,66 @@ BEGIN
             ORDER BY q.priority DESC, w.next_at;
     END IF;
     LOOP
+        EXIT WHEN v_budget <= 0 OR v_claimed >= p_max_partitions; -- served: no further row read
         FETCH v_cur INTO v_pid, v_cursor, v_drained, v_has_row;
-        EXIT WHEN NOT FOUND OR v_budget <= 0 OR v_claimed >= p_max_partitions;
+        EXIT WHEN NOT FOUND;
         IF v_drained THEN
             PERFORM qg_clear_work(v_pid, p_group, v_cursor);
             CONTINUE;
         END IF;
-        RETURN QUERY SELECT * FROM qg_claim(v_pid, p_group, v_has_row, v_budget, p_auto_ack, p_lease_id, v_now);
-        GET DIAGNOSTICS v_n = ROW_COUNT;
+        v_n := 0;
+        IF v_has_row AND NOT p_auto_ack THEN
+            -- The claim of a known pair under a lease, inline (the usual pop): one statement
+            -- takes the consumer row, as qg_claim's first does (most claims that fail, fail
+            -- here), and one more, with a snapshot taken under that lock, leases the batch and
+            -- returns it. It covers the plain case only: a pair with a requeued set or skip
+            -- marks, inside its window buffer, or with nothing visible after the cursor leases
+            -- nothing here and goes to qg_claim, which decides it under the same lock.
+            SELECT c.cursor, c.retry_count INTO v_cursor, v_retry FROM consumers c
+            WHERE c.partition_id = v_pid AND c.consumer_group = p_group
+              AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
+              AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now)
+            FOR UPDATE SKIP LOCKED;
+            IF NOT FOUND THEN
+                CONTINUE; -- leased, delayed, or another pop has it
+            END IF;
+            -- The visible messages after the cursor, up to the budget, stopping at the first
+            -- one not visible yet, as in qg_claim.
+            RETURN QUERY
+            WITH x AS (
+                SELECT p.name AS pname, q.name AS qname, q.lease_time, q.delayed_processing
+                FROM partitions p JOIN queues q ON q.id = p.queue_id
+                WHERE p.id = v_pid
+                  AND NOT (q.window_buffer > 0 AND p.last_message_at > v_now - q.window_buffer * interval '1 second')
+                  AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = v_pid AND r.consumer_group = p_group)
+                  AND NOT EXISTS (SELECT 1 FROM skip_marks k WHERE k.partition_id = v_pid AND k.consumer_group = p_group)),
+            s AS (
+                SELECT m.position, m.id, m.transaction_id, m.trace_id, m.payload, m.producer_sub, m.created_at,
+                       m.encrypted,
+                       bool_and(m.created_at <= v_now - x.delayed_processing * interval '1 second')
+                           OVER (ORDER BY m.position) AS visible
+                FROM x, messages m
+                WHERE m.partition_id = v_pid AND m.position > v_cursor
+                ORDER BY m.position LIMIT v_budget),
+            u AS (
+                UPDATE consumers c SET lease_id = p_lease_id,
+                    lease_expires_at = v_now + CASE x.lease_time WHEN 0 THEN 60 ELSE x.lease_time END
+                                               * interval '1 second',
+                    batch_end = t.last
+                FROM x, (SELECT max(s.position) AS last FROM s WHERE s.visible) t
+                WHERE c.partition_id = v_pid AND c.consumer_group = p_group AND t.last IS NOT NULL
+                RETURNING c.batch_end)
+            SELECT s.id, s.transaction_id, s.trace_id, s.payload::text, s.producer_sub, s.created_at,
+                   v_pid, x.pname, x.qname, v_retry, s.encrypted
+            FROM u, x, s
+            WHERE s.visible AND s.position <= u.batch_end
+            ORDER BY s.position;
+            GET DIAGNOSTICS v_n = ROW_COUNT;
+        END IF;
+        IF v_n = 0 THEN
+            RETURN QUERY SELECT * FROM qg_claim(v_pid, p_group, v_has_row, v_budget, p_auto_ack, p_lease_id, v_now);
+            GET DIAGNOSTICS v_n = ROW_COUNT;
+        END IF;
         IF v_n > 0 THEN
             v_budget := v_budget - v_n;
             v_claimed := v_claimed + 1;
