@@ -313,6 +313,7 @@ func TestAdminCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &gp); err != nil || len(gp) != 1 || gp[0].Queue != "adm" || gp[0].TotalConsumed != 1 {
 		t.Fatalf("groups get: %v %s", err, r.stdout)
 	}
+	b.refreshStats(t) // group lag is as of the last stats run (docs/api/admin-api.md §7)
 	r = b.ctl(t, "", "lag", "--group", "billing", "-o", "json").want(t, exitOK)
 	var lag []queen.GroupLag
 	if err := json.Unmarshal([]byte(r.stdout), &lag); err != nil || len(lag) != 1 || lag[0].OffsetLag != 1 {
