@@ -73,17 +73,29 @@ const PoolSize = 5
 
 // Migrate applies the schema to dsn once, for TestMain.
 func Migrate(ctx context.Context, dsn, schema string) error {
+	// A server shared with other clients can be full for a moment (another package's test
+	// closing its brokers, another run): a refusal is retried for up to two minutes before
+	// it is reported with the suite's connection budget.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		err := migrateOnce(ctx, dsn, schema)
+		if !pgtest.TooManyClients(err) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w\n%s", err, pgtest.BudgetMessage(err))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func migrateOnce(ctx context.Context, dsn, schema string) error {
 	st, err := store.Open(ctx, store.Options{DSN: dsn, Schema: schema, MaxConns: 2})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := st.Migrate(ctx); pgtest.TooManyClients(err) {
-		return fmt.Errorf("%w\n%s", err, pgtest.BudgetMessage(err))
-	} else if err != nil {
-		return err
-	}
-	return nil
+	return st.Migrate(ctx)
 }
 
 // Start runs a broker over dsn until the test ends. The schema must exist (Migrate).
