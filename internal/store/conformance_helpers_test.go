@@ -341,19 +341,29 @@ func (b *testBundle) dlq(queue string) []dlqRow {
 	return out
 }
 
+// queryTexts runs a query of one text column and returns its values in order.
+func (b *testBundle) queryTexts(sql string, args ...any) ([]string, error) {
+	rows, err := b.s.pool.Query(b.ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// texts is queryTexts for the test's goroutine: an error fails the test.
+func (b *testBundle) texts(sql string, args ...any) []string {
+	b.t.Helper()
+	out, err := b.queryTexts(sql, args...)
+	if err != nil {
+		b.t.Fatalf("%s: %v", sql, err)
+	}
+	return out
+}
+
 // partitionNames lists the partitions of a queue by name.
 func (b *testBundle) partitionNames(queue string) []string {
 	b.t.Helper()
-	rows, err := b.s.pool.Query(b.ctx, `
-		SELECT p.name FROM partitions p JOIN queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY p.name`, queue)
-	if err != nil {
-		b.t.Fatalf("partitions: %v", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		b.t.Fatalf("partitions: %v", err)
-	}
-	return out
+	return b.texts(`SELECT p.name FROM partitions p JOIN queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY p.name`, queue)
 }
 
 // exec runs SQL in the test's schema.

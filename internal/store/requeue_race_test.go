@@ -217,38 +217,11 @@ func TestRequeueConcurrentInvariants(t *testing.T) {
 
 // entryIDs lists the ids of group's DLQ entries on the test's queue.
 func (b *testBundle) entryIDs(group string) ([]string, error) {
-	rows, err := b.s.pool.Query(b.ctx, `SELECT id::text FROM dlq WHERE queue_name = $1 AND consumer_group = $2 ORDER BY id`,
-		b.queue, group)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return b.queryTexts(`SELECT id::text FROM dlq WHERE queue_name = $1 AND consumer_group = $2 ORDER BY id`, b.queue, group)
 }
 
 // entryKeys lists the transaction ids of group's DLQ entries on the test's queue.
 func (b *testBundle) entryKeys(group string) ([]string, error) {
-	rows, err := b.s.pool.Query(b.ctx, `SELECT transaction_id FROM dlq WHERE queue_name = $1 AND consumer_group = $2
+	return b.queryTexts(`SELECT transaction_id FROM dlq WHERE queue_name = $1 AND consumer_group = $2
 		ORDER BY transaction_id`, b.queue, group)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
 }

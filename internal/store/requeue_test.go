@@ -15,21 +15,8 @@ import (
 // dlqIDs lists the ids of the DLQ entries of group on the test's queue, oldest first.
 func (b *testBundle) dlqIDs(group string) []string {
 	b.t.Helper()
-	rows, err := b.s.pool.Query(b.ctx, `SELECT id::text FROM dlq WHERE queue_name = $1 AND consumer_group = $2
+	return b.texts(`SELECT id::text FROM dlq WHERE queue_name = $1 AND consumer_group = $2
 		ORDER BY failed_at, id`, b.queue, group)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			b.t.Fatal(err)
-		}
-		out = append(out, id)
-	}
-	return out
 }
 
 // redeliver requeues ids in redeliver mode.

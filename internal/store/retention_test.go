@@ -76,21 +76,8 @@ func (b *testBundle) eviction(limit int) {
 // stored lists the keys of the stored messages of the test's queue, sorted.
 func (b *testBundle) stored() []string {
 	b.t.Helper()
-	var out []string
-	rows, err := b.s.pool.Query(b.ctx, `SELECT m.transaction_id FROM messages m JOIN partitions p ON p.id = m.partition_id
+	return b.texts(`SELECT m.transaction_id FROM messages m JOIN partitions p ON p.id = m.partition_id
 		JOIN queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY 1`, b.queue)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			b.t.Fatal(err)
-		}
-		out = append(out, k)
-	}
-	return out
 }
 
 // history is the retention history, summed per partition and kind over runs.

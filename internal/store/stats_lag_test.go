@@ -170,22 +170,9 @@ func TestDeletedGroupLeavesStoredLag(t *testing.T) {
 // the listing's ties (partition, then position, descending), straight from the table.
 func (b *testBundle) bruteMessages(from, to time.Time) []string {
 	b.t.Helper()
-	rows, err := b.s.pool.Query(b.ctx, `SELECT m.id::text FROM messages m
+	return b.texts(`SELECT m.id::text FROM messages m
 		WHERE m.created_at >= $1 AND m.created_at <= $2
 		ORDER BY m.created_at DESC, m.partition_id, m.position DESC`, from, to)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			b.t.Fatal(err)
-		}
-		out = append(out, id)
-	}
-	return out
 }
 
 func TestListMessagesAcrossPartitionsMatchesCreatedAtOrder(t *testing.T) {
