@@ -37,6 +37,7 @@ func (*mainTB) Name() string                   { return "TestMain" }
 func (*mainTB) Logf(format string, a ...any)   { fmt.Fprintf(os.Stderr, format+"\n", a...) }
 func (*mainTB) Errorf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
 func (*mainTB) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
+func (*mainTB) Failed() bool                   { return false } // a failure has already panicked
 func (tb *mainTB) Cleanup(f func())            { tb.cleanups = append(tb.cleanups, f) }
 
 // TempDir is a directory removed at cleanup (the shared broker's spool lives there).

@@ -132,12 +132,19 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 	}
 	t.Cleanup(a.Stop)
 	// A broker that met a full server answers 503, which a test reports as whatever it was
-	// checking; say what happened (registered after Stop, so it runs before it). Only the
-	// methods every testing.TB stand-in has are used (Errorf, not Failed).
+	// checking; say what happened (registered after Stop, so it runs before it). A test that
+	// passed anyway (its requests were retried, or waited for a connection) only logs it: a
+	// moment of a full shared server is not a failure of the code under test.
 	t.Cleanup(func() {
-		if e := a.Store().DatabaseDetail().LastError; pgtest.TooManyClientsText(e) {
-			t.Errorf("%s", pgtest.BudgetMessage(errors.New(e)))
+		e := a.Store().DatabaseDetail().LastError
+		if !pgtest.TooManyClientsText(e) {
+			return
 		}
+		if t.Failed() {
+			t.Errorf("%s", pgtest.BudgetMessage(errors.New(e)))
+			return
+		}
+		t.Logf("the broker met a full PostgreSQL server for a moment and the test passed regardless: %s", e)
 	})
 	s.App, s.URL, s.Store, s.Broker, s.Metrics, s.Jobs = a, a.URL(), a.Store(), a.Broker(), a.Metrics(), a.Jobs()
 	return s
