@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,6 +52,8 @@ type Store struct {
 	health dbHealth
 	// pushSmall overrides defaultPushSmallItems (0: the default; negative: no call is small).
 	pushSmall int
+	// fullRetries counts connection attempts refused by a full server and tried again (acquire).
+	fullRetries atomic.Int64
 }
 
 // Open creates the pool. It does not wait for the database to be reachable: routes answer
@@ -142,17 +145,51 @@ func (s *Store) Ping(ctx context.Context) error {
 // (DB_CONNECTION_TIMEOUT from when it started waiting), so that an unreachable database answers
 // ErrUnavailable within a bound instead of hanging. A connection the pool opens meanwhile is
 // bounded by the same timeout.
+//
+// A server that refuses the new session because it is full (SQLSTATE 53300: max_connections,
+// or the role's or database's connection limit) is asked again, with a short back-off, until
+// that deadline: the pool would otherwise fail the request at once, although a server shared
+// with other clients usually has a free slot again within milliseconds. Any other connection
+// error fails at once, as a down server should.
 func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 	actx, cancel := context.WithDeadline(ctx, s.WaitDeadline(ctx))
-	c, err := s.pool.Acquire(actx)
-	cancel()
-	if err != nil {
+	defer cancel()
+	pause := 10 * time.Millisecond
+	for {
+		c, err := s.pool.Acquire(actx)
+		if err == nil {
+			return c, nil
+		}
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return nil, ctx.Err() // the client went away: not an outage
 		}
-		return nil, fmt.Errorf("%w: no connection within the deadline: %v", mq.ErrUnavailable, err)
+		if !serverFull(err) || !sleepWithin(actx, pause) {
+			return nil, fmt.Errorf("%w: no connection within the deadline: %v", mq.ErrUnavailable, err)
+		}
+		s.fullRetries.Add(1)
+		pause = min(2*pause, 200*time.Millisecond)
 	}
-	return c, nil
+}
+
+// serverFull reports whether err is PostgreSQL refusing a session for lack of connection slots.
+func serverFull(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "53300"
+}
+
+// sleepWithin sleeps for d unless ctx would end first; it reports whether it slept.
+func sleepWithin(ctx context.Context, d time.Duration) bool {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // withConn runs fn on a pooled connection: the wait for it is bounded by acquire, and fn's
