@@ -95,7 +95,7 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey},
 		pushes: &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute,
 			waitDeadline: st.WaitDeadline},
-		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second, kick: make(chan struct{}, 1)},
+		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second, gap: signalGap, kick: make(chan struct{}, 1)},
 		popGate: &popGate{size: 4}, modes: newModes()}
 }
 

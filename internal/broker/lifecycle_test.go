@@ -87,6 +87,56 @@ func TestSignalerSendsPendingSignalsAtStop(t *testing.T) {
 	}
 }
 
+// Signals that arrive within the gap after a notifying transaction go out together in the next
+// one, when the gap ends; what is pending at Stop goes out without waiting for it.
+func TestSignalerSendsWhatArrivesWithinTheGapInOneStatement(t *testing.T) {
+	calls := make(chan []string, 10)
+	tick := make(chan time.Time)
+	s := &signaler{timeout: time.Second, kick: make(chan struct{}, 1), gap: time.Hour,
+		afterFunc: func(time.Duration) <-chan time.Time { return tick },
+		notify: func(_ context.Context, queues []string) error {
+			slices.Sort(queues)
+			calls <- queues
+			return nil
+		}}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	next := func() []string {
+		t.Helper()
+		select {
+		case q := <-calls:
+			return q
+		case <-time.After(time.Minute):
+			t.Fatal("no notification within a minute")
+			return nil
+		}
+	}
+	s.add("a")
+	if q := next(); !slices.Equal(q, []string{"a"}) {
+		t.Fatalf("first notification %v, want [a]", q)
+	}
+	// The sender now waits for the gap: b and c arrive within it.
+	s.add("b")
+	s.add("c")
+	select {
+	case tick <- time.Now(): // the gap ends
+	case <-time.After(time.Minute):
+		t.Fatal("the sender is not waiting for the gap")
+	}
+	if q := next(); !slices.Equal(q, []string{"b", "c"}) {
+		t.Fatalf("second notification %v, want [b c] in one statement", q)
+	}
+	s.add("d") // within the next gap, which never ends here: Stop sends it
+	s.Stop()
+	if q := next(); !slices.Equal(q, []string{"d"}) {
+		t.Fatalf("at Stop %v, want [d]", q)
+	}
+	if len(calls) != 0 {
+		t.Fatalf("more notifications: %v", <-calls)
+	}
+}
+
 // The gate keeps a key's slot only while a pop of that key is inside or waiting, whether the
 // pops left, gave up on their context, or were turned away by Stop.
 func TestPopGateForgetsKeysOfFinishedPops(t *testing.T) {
