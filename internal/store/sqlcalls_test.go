@@ -25,6 +25,7 @@ var sqlCalls = []struct {
 	{sqlAck, ackArgs{}},
 	{sqlAckOne, ackOneArgs{}},
 	{sqlTransaction, txnArgs{}},
+	{sqlTransactionSmall, txnArgs{}},
 	{sqlConfigure, configureArgs{}},
 	{sqlListMessages, listMessagesArgs{}},
 	{sqlDLQCount, dlqMatchArgs{}},
