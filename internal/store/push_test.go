@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -287,5 +288,92 @@ func TestPushSmallAndLargeCallsAgree(t *testing.T) {
 	want := [][]string{{"queued", "duplicate", "queued", "queued", "queued", "failed"}, {"duplicate", "duplicate", "queued", "queued"}}
 	if fmt.Sprint(generic) != fmt.Sprint(want) || fmt.Sprint(custom) != fmt.Sprint(want) {
 		t.Fatalf("statuses: generic %v, custom %v, want %v", generic, custom, want)
+	}
+}
+
+// A one-item call runs qg_push_one, more run qg_push_set. For one item both must decide and
+// write alike: queued at the next position, a stored key or unexpired tombstone taken (an
+// expired one not), a capped queue failing the item unless it is uncapped, strict mode
+// raising QG002 and QG003, a missing partition QG001, createdAt never below the partition's
+// newest, and work registered for the queue's groups.
+func TestPushOneAgreesWithTheSetPath(t *testing.T) {
+	run := func(t *testing.T, set bool) []string {
+		b := setup(t)
+		b.configure("capq", func(o *mq.QueueOptions) { o.MaxSize = 1 })
+		b.configure(b.queue, func(o *mq.QueueOptions) { o.DedupWindowSeconds = 60 })
+		b.pushRows(row(b.queue, "p", "seed"), row("capq", "p", "seed"))
+		if _, err := b.s.Pop(b.ctx, PopRequest{Queue: b.queue, Group: "g", Batch: 1, Partitions: 1,
+			LeaseID: uuid.NewString(), SubscriptionMode: "all"}); err != nil {
+			t.Fatal(err)
+		}
+		pid := func(queue string) string {
+			var id string
+			if err := b.s.pool.QueryRow(b.ctx, `SELECT p.id::text FROM partitions p JOIN queues q ON q.id = p.queue_id
+				WHERE q.name = $1 AND p.name = 'p'`, queue).Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		qp, cp := pid(b.queue), pid("capq")
+		// Tombstones: one inside the queue's 60 s window, one expired.
+		for _, tb := range []struct{ key, age string }{{"gone-recent", "10 seconds"}, {"gone-old", "1 hour"}} {
+			if _, err := b.s.pool.Exec(b.ctx, `INSERT INTO dedup_tombstones (partition_id, transaction_id, message_id, created_at)
+				VALUES ($1, $2, gen_random_uuid(), clock_timestamp() - $3::interval)`, qp, tb.key, tb.age); err != nil {
+				t.Fatal(err)
+			}
+		}
+		call := "qg_push_items"
+		if set {
+			call = "qg_push_set"
+		}
+		var out []string
+		push := func(p, key string, strict, uncapped bool) {
+			id := uuid.Must(uuid.NewV7()).String()
+			var st string
+			var pos *int64
+			var mid string
+			err := b.s.pool.QueryRow(b.ctx, `SELECT status, mid::text, pos FROM `+call+`(ARRAY[$1]::uuid[], ARRAY[$2], ARRAY[$3]::uuid[],
+				ARRAY['{"k":1}'], ARRAY[false], ARRAY[NULL]::uuid[], ARRAY[NULL]::text[], NULL::timestamptz, $4::boolean, ARRAY[$5::boolean])`,
+				p, key, id, strict, uncapped).Scan(&st, &mid, &pos)
+			if err != nil {
+				out = append(out, fmt.Sprintf("%s: error %s", key, pgCode(err)))
+				return
+			}
+			p1 := "-"
+			if pos != nil {
+				p1 = fmt.Sprint(*pos)
+			}
+			out = append(out, fmt.Sprintf("%s: %s pos %s own-id %v", key, st, p1, mid == id))
+		}
+		push(qp, "k1", false, false)
+		push(qp, "k1", false, false)
+		push(qp, "k1", true, false)
+		push(qp, "gone-recent", false, false)
+		push(qp, "gone-old", false, false)
+		push(cp, "c1", false, false)
+		push(cp, "c1", true, false)
+		push(cp, "c2", true, false)
+		push(cp, "c3", false, true)
+		push(uuid.NewString(), "x", false, false)
+		var work int
+		var ordered *bool
+		if err := b.s.pool.QueryRow(b.ctx, `SELECT (SELECT count(*) FROM partition_work WHERE partition_id = $1 AND consumer_group = 'g'),
+			(SELECT bool_and(created_at >= prev) FROM (SELECT created_at, lag(created_at) OVER (ORDER BY position) AS prev
+			 FROM messages WHERE partition_id = $1) x WHERE prev IS NOT NULL)`, qp).Scan(&work, &ordered); err != nil {
+			t.Fatal(err)
+		}
+		return append(out, fmt.Sprintf("work for g: %d, createdAt in position order: %v", work, ordered != nil && *ordered))
+	}
+	var one, set []string
+	t.Run("one", func(t *testing.T) { one = run(t, false) })
+	t.Run("set", func(t *testing.T) { set = run(t, true) })
+	want := []string{
+		"k1: queued pos 2 own-id true", "k1: taken pos - own-id false", "k1: error QG002",
+		"gone-recent: taken pos - own-id false", "gone-old: queued pos 3 own-id true",
+		"c1: failed pos - own-id true", "c1: error QG003", "c2: error QG003", "c3: queued pos 2 own-id true",
+		"x: error QG001", "work for g: 1, createdAt in position order: true",
+	}
+	if !slices.Equal(one, want) || !slices.Equal(set, want) {
+		t.Fatalf("one item:\n%s\nset path:\n%s\nwant:\n%s", strings.Join(one, "\n"), strings.Join(set, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -44,10 +44,115 @@ CREATE TYPE qg_push_plan AS (
 -- p_uncapped (NULL: none) are written whatever their queue's maxSize: replayed spooled pushes,
 -- accepted when they were spooled (docs/api/operations.md §4.2); they still count towards the
 -- cap of the capped items after them.
+--
+-- One item goes to qg_push_one, more to qg_push_set: the same decisions, but a set-based
+-- statement pays its executor start-up (windows, CTEs) in full for one item, which made the
+-- pipeline stage's one push cost about 1 ms of backend CPU (bench/README.md, session 5).
 CREATE OR REPLACE FUNCTION qg_push_items(
     p_pids uuid[], p_keys text[], p_ids uuid[], p_payloads text[], p_encrypted boolean[],
     p_traces uuid[], p_subs text[], p_now timestamptz, p_strict boolean,
     p_uncapped boolean[] DEFAULT NULL)
+RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
+BEGIN
+    IF cardinality(p_pids) = 1 THEN
+        RETURN QUERY SELECT * FROM qg_push_one(p_pids[1], p_keys[1], p_ids[1], p_payloads[1], p_encrypted[1],
+            p_traces[1], p_subs[1], p_now, p_strict, coalesce(p_uncapped[1], false));
+    ELSE
+        RETURN QUERY SELECT * FROM qg_push_set(p_pids, p_keys, p_ids, p_payloads, p_encrypted, p_traces,
+            p_subs, p_now, p_strict, p_uncapped);
+    END IF;
+END $$;
+
+-- qg_push_items for one item: the same locks in the same order, the same decision (a stored
+-- key or unexpired tombstone is taken, a capped queue at its maxSize fails the item unless it
+-- is uncapped), the same createdAt rule and the same writes, each as one simple statement.
+CREATE OR REPLACE FUNCTION qg_push_one(
+    p_pid uuid, p_key text, p_id uuid, p_payload text, p_encrypted boolean, p_trace uuid,
+    p_sub text, p_now timestamptz, p_strict boolean, p_uncapped boolean)
+RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
+DECLARE
+    v_now   timestamptz;
+    v_last  bigint;
+    v_qid   uuid;
+    v_qname text;
+    v_pname text;
+    v_max   integer;
+    v_dw    integer;
+    v_mid   uuid;
+    v_st    text;
+    v_at    timestamptz;
+    v_l_at  timestamptz;
+    v_l_id  uuid;
+    v_wait  interval;
+BEGIN
+    PERFORM 1 FROM queues q
+    WHERE q.max_size > 0 AND q.id = (SELECT p.queue_id FROM partitions p WHERE p.id = p_pid)
+    FOR NO KEY UPDATE;
+    SELECT p.last_position, p.queue_id, p.name INTO v_last, v_qid, v_pname
+    FROM partitions p WHERE p.id = p_pid FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        PERFORM qg_raise_missing_partitions();
+    END IF;
+    v_now := coalesce(p_now, clock_timestamp());
+    SELECT q.name, q.max_size, q.dedup_window_seconds INTO v_qname, v_max, v_dw FROM queues q WHERE q.id = v_qid;
+
+    v_mid := coalesce(
+        (SELECT m.id FROM messages m WHERE m.partition_id = p_pid AND m.transaction_id = p_key),
+        (SELECT t.message_id FROM dedup_tombstones t
+         WHERE t.partition_id = p_pid AND t.transaction_id = p_key
+           AND t.created_at + v_dw * interval '1 second' > v_now));
+    IF v_mid IS NOT NULL THEN
+        v_st := 'taken';
+    ELSIF v_max = 0 OR p_uncapped OR qg_unconsumed_count(v_qid) + 1 <= v_max THEN
+        v_st := 'queued';
+    ELSE
+        v_st := 'failed';
+    END IF;
+    IF p_strict AND v_st = 'taken' THEN
+        RAISE EXCEPTION USING ERRCODE = 'QG002', MESSAGE = 'QG002', DETAIL = json_build_array(v_qname, v_pname)::text;
+    END IF;
+    IF p_strict AND v_st = 'failed' THEN
+        RAISE EXCEPTION USING ERRCODE = 'QG003', MESSAGE = 'QG003', DETAIL = json_build_array(v_qname)::text;
+    END IF;
+    IF v_st <> 'queued' THEN
+        RETURN QUERY SELECT 0, v_st, coalesce(v_mid, p_id), p_pid, NULL::bigint, v_qid, v_qname, v_pname;
+        RETURN;
+    END IF;
+
+    -- createdAt as qg_push_set decides it for a partition's first item: the clock, or the
+    -- newest message's createdAt when that is later; one millisecond more when this id does
+    -- not rise above the newest message's and the two would share a millisecond.
+    SELECT m.created_at, m.id INTO v_l_at, v_l_id FROM messages m WHERE m.partition_id = p_pid
+    ORDER BY m.position DESC LIMIT 1;
+    v_at := greatest(v_now, v_l_at);
+    IF p_now IS NULL AND v_l_id IS NOT NULL AND p_id <= v_l_id
+       AND date_trunc('milliseconds', v_at) = date_trunc('milliseconds', v_l_at) THEN
+        v_at := v_at + interval '1 millisecond';
+    END IF;
+    IF p_now IS NULL THEN
+        v_wait := v_at - clock_timestamp();
+        IF v_wait > interval '0' THEN
+            PERFORM pg_sleep(least(extract(epoch FROM v_wait), 0.005)); -- bounded: the lock is held
+        END IF;
+    END IF;
+
+    INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
+                          producer_sub, created_at)
+    VALUES (p_pid, v_last + 1, p_id, p_key, p_payload::json, p_encrypted, p_trace, p_sub, v_at);
+    UPDATE partitions p SET last_position = v_last + 1, last_message_at = v_at, last_activity_at = v_now
+    WHERE p.id = p_pid;
+    INSERT INTO partition_work (partition_id, consumer_group, queue_id, next_at)
+    SELECT p_pid, s.consumer_group, v_qid, v_now FROM subscriptions s WHERE s.queue_id = v_qid
+    ORDER BY s.consumer_group
+    ON CONFLICT DO NOTHING;
+    RETURN QUERY SELECT 0, v_st, p_id, p_pid, v_last + 1, v_qid, v_qname, v_pname;
+END $$;
+
+-- qg_push_items for more than one item: set-based, each step a window over the whole request.
+CREATE OR REPLACE FUNCTION qg_push_set(
+    p_pids uuid[], p_keys text[], p_ids uuid[], p_payloads text[], p_encrypted boolean[],
+    p_traces uuid[], p_subs text[], p_now timestamptz, p_strict boolean,
+    p_uncapped boolean[])
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
     v_now  timestamptz;
