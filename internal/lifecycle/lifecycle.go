@@ -181,3 +181,16 @@ func StopAll(services ...Service) {
 		services[i].Stop()
 	}
 }
+
+// Sleep waits for d or until ctx ends, whichever comes first, and reports whether the whole of
+// d passed (River's CancellableSleep): the pause of a loop that must stop with its context.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

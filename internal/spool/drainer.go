@@ -67,24 +67,13 @@ func NewDrainer(sp *Spool, o DrainerOptions) *Drainer {
 		o.Ready = func() bool { return true }
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleep
+		o.Sleep = lifecycle.Sleep
 	}
 	return &Drainer{
 		Base: lifecycle.NewBase("spool-drainer", o.Logger, o.Clock),
 		sp:   sp,
 		o:    o,
 		kick: make(chan struct{}, 1),
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/lifecycle"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -182,14 +183,7 @@ func sleepWithin(ctx context.Context, d time.Duration) bool {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
 		return false
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return lifecycle.Sleep(ctx, d)
 }
 
 // withConn runs fn on a pooled connection: the wait for it is bounded by acquire, and fn's

@@ -83,7 +83,6 @@ DECLARE
     v_at    timestamptz;
     v_l_at  timestamptz;
     v_l_id  uuid;
-    v_wait  interval;
 BEGIN
     PERFORM 1 FROM queues q
     WHERE q.max_size > 0 AND q.id = (SELECT p.queue_id FROM partitions p WHERE p.id = p_pid)
@@ -129,11 +128,8 @@ BEGIN
        AND date_trunc('milliseconds', v_at) = date_trunc('milliseconds', v_l_at) THEN
         v_at := v_at + interval '1 millisecond';
     END IF;
-    IF p_now IS NULL THEN
-        v_wait := v_at - clock_timestamp();
-        IF v_wait > interval '0' THEN
-            PERFORM pg_sleep(least(extract(epoch FROM v_wait), 0.005)); -- bounded: the lock is held
-        END IF;
+    IF p_now IS NULL AND v_at > clock_timestamp() THEN -- not in the future; bounded: the lock is held
+        PERFORM pg_sleep(least(extract(epoch FROM v_at - clock_timestamp()), 0.005));
     END IF;
 
     INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
