@@ -51,14 +51,9 @@ type testBundle struct {
 
 // setup migrates a schema of the test's own, drives the store from a fake clock and names a
 // default queue.
-// setupPushSmall is the Store.pushSmall of the stores setup opens (0: the default). A test
-// that changes it runs without t.Parallel and restores it.
-var setupPushSmall int
-
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	s := migratedSchema(t, schemaFor(t.Name()))
-	s.pushSmall = setupPushSmall
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Microsecond)}
 	s.SetClock(clock.Now)
 	return &testBundle{t: t, ctx: context.Background(), s: s, clock: clock, queue: "q"}

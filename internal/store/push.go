@@ -28,17 +28,13 @@ type PushRow struct {
 func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, error) {
 	ctx = OneBudget(ctx)
 	c := pushColumns(items)
-	stmt := sqlPush
-	if len(items) <= s.pushSmallItems() {
-		stmt = sqlPushSmall
-	}
 	var out []mq.PushResult
 	run := func() error {
 		out = out[:0]
 		known := s.partitions.lookup(c.pairQueues, c.pairParts) // nil: resolve the names
 		args := pushArgs{Queues: c.pairQueues, Partitions: c.pairParts, PairIDs: known, PairOf: c.pairOf,
 			Keys: c.keys, IDs: c.ids, Payloads: c.payloads, Encrypted: c.encrypted, Subs: c.subs, Uncapped: c.uncapped, Now: s.nowArg()}
-		err := s.queryRows(ctx, stmt, args.args(), func(r rowScanner) error {
+		err := s.queryRows(ctx, sqlPush, args.args(), func(r rowScanner) error {
 			var p pushPlan
 			if err := r.Scan(&p.i, &p.status, &p.mid, &p.pid, &p.pos, &p.qid, &p.qname, &p.pname); err != nil {
 				return err
@@ -112,22 +108,6 @@ func (s *Store) EnsurePartitions(ctx context.Context, queues, partitions []strin
 	})
 }
 
-// defaultPushSmallItems is the largest push call that runs under generic plans (qg_push_small,
-// 155_push_small.sql): a call of coalesced single-message pushes, where PostgreSQL's
-// re-planning of every statement is a large part of the call's fixed cost. Calls of a batch of
-// 100 or more keep qg_push and its custom plans, which the batch scenarios were tuned with
-// (docs/decisions.md); BenchmarkPushCall measures both modes at every size.
-const defaultPushSmallItems = 99
-
-// pushSmallItems is the Store's bound: pushSmall when set (benchmarks and tests; negative: no
-// call is small), else defaultPushSmallItems.
-func (s *Store) pushSmallItems() int {
-	if s.pushSmall == 0 {
-		return defaultPushSmallItems
-	}
-	return s.pushSmall
-}
-
 type pushPlan struct {
 	i            int
 	status       string
@@ -141,12 +121,7 @@ const sqlPush = `SELECT i, status, mid::text, pid::text, pos, qid::text, qname, 
 	FROM qg_push(p_queues => $1, p_partitions => $2, p_pair_ids => $3::uuid[], p_pair_of => $4, p_keys => $5,
 		p_ids => $6::uuid[], p_payloads => $7, p_encrypted => $8, p_subs => $9, p_uncapped => $10, p_now => $11)`
 
-// sqlPushSmall is sqlPush through qg_push_small: the same write under generic plans.
-const sqlPushSmall = `SELECT i, status, mid::text, pid::text, pos, qid::text, qname, pname
-	FROM qg_push_small(p_queues => $1, p_partitions => $2, p_pair_ids => $3::uuid[], p_pair_of => $4, p_keys => $5,
-		p_ids => $6::uuid[], p_payloads => $7, p_encrypted => $8, p_subs => $9, p_uncapped => $10, p_now => $11)`
-
-// pushArgs are the parameters of qg_push and qg_push_small (see sqlCall).
+// pushArgs are the parameters of qg_push (see sqlCall).
 type pushArgs struct {
 	Queues, Partitions []string // the distinct (queue, partition) pairs
 	PairIDs            []string // the pairs' partition ids; nil: resolve the names

@@ -258,13 +258,13 @@ func TestOptionMaxSize(t *testing.T) {
 	}
 }
 
-// Small calls run qg_push_small (generic plans), large ones qg_push (custom plans): the same
-// function under two plan modes must decide every item alike (dedup within the call and
-// against stored keys, maxSize, several queues and partitions in one call).
+// Calls of 2 to 99 items run qg_push_set under generic plans, larger ones under custom plans:
+// the same function under two plan modes must decide every item alike (dedup within the call
+// and against stored keys, maxSize, several queues and partitions in one call). The custom
+// run pads each call with 100 items to a queue of their own, which takes it past the bound.
 func TestPushSmallAndLargeCallsAgree(t *testing.T) {
-	run := func(t *testing.T, small int) [][]string {
+	run := func(t *testing.T, pad int) [][]string {
 		b := setup(t)
-		b.s.pushSmall = small
 		b.configure(b.queue, func(o *mq.QueueOptions) { o.MaxSize = 3 })
 		var out [][]string
 		for _, call := range [][]PushRow{
@@ -272,8 +272,11 @@ func TestPushSmallAndLargeCallsAgree(t *testing.T) {
 				row(b.queue, "pA", "k3"), row(b.queue, "pB", "k4")},
 			{row(b.queue, "pA", "k1"), row("other", "pA", "o1"), row("other", "pA", "o2"), row("other", "pB", "o2")},
 		} {
+			for i := range pad {
+				call = append(call, row("padding", "p", fmt.Sprintf("pad-%d-%d", len(out), i)))
+			}
 			var st []string
-			for _, r := range b.pushRows(call...) {
+			for _, r := range b.pushRows(call...)[:len(call)-pad] {
 				st = append(st, r.Status)
 			}
 			out = append(out, st)
@@ -283,8 +286,8 @@ func TestPushSmallAndLargeCallsAgree(t *testing.T) {
 		return out
 	}
 	var generic, custom [][]string
-	t.Run("generic", func(t *testing.T) { generic = run(t, 1<<30) })
-	t.Run("custom", func(t *testing.T) { custom = run(t, -1) })
+	t.Run("generic", func(t *testing.T) { generic = run(t, 0) })
+	t.Run("custom", func(t *testing.T) { custom = run(t, 100) })
 	want := [][]string{{"queued", "duplicate", "queued", "queued", "queued", "failed"}, {"duplicate", "duplicate", "queued", "queued"}}
 	if fmt.Sprint(generic) != fmt.Sprint(want) || fmt.Sprint(custom) != fmt.Sprint(want) {
 		t.Fatalf("statuses: generic %v, custom %v, want %v", generic, custom, want)

@@ -20,12 +20,10 @@ var sqlCalls = []struct {
 	call sqlCall
 }{
 	{sqlPush, pushArgs{}},
-	{sqlPushSmall, pushArgs{}},
 	{sqlPop, popArgs{}},
 	{sqlAck, ackArgs{}},
 	{sqlAckOne, ackOneArgs{}},
 	{sqlTransaction, txnArgs{}},
-	{sqlTransactionSmall, txnArgs{}},
 	{sqlConfigure, configureArgs{}},
 	{sqlListMessages, listMessagesArgs{}},
 	{sqlDLQCount, dlqMatchArgs{}},

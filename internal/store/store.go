@@ -51,8 +51,6 @@ type Store struct {
 	partitions partitionCache
 	// health remembers database outcomes for the admin health route (see dbHealth).
 	health dbHealth
-	// pushSmall overrides defaultPushSmallItems (0: the default; negative: no call is small).
-	pushSmall int
 	// fullRetries counts connection attempts refused by a full server and tried again (acquire).
 	fullRetries atomic.Int64
 }

@@ -58,11 +58,7 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 		}
 		args := base
 		args.PIDs = known
-		sql := sqlTransaction
-		if n+len(acks) <= s.pushSmallItems() {
-			sql = sqlTransactionSmall
-		}
-		err := s.queryRows(ctx, sql, args.args(), func(row rowScanner) error {
+		err := s.queryRows(ctx, sqlTransaction, args.args(), func(row rowScanner) error {
 			var r mq.TxnResult
 			var status, mid, pid *string
 			if err := row.Scan(&r.Index, &r.Kind, &status, &mid, &pid, &r.Queue, &r.DLQ, &r.AlreadyCommitted, &r.LeaseReleased); err != nil {
@@ -119,17 +115,7 @@ const sqlTransaction = `SELECT i, kind, status, message_id::text, partition_id::
 		p_ack_statuses => $13, p_ack_leases => $14::uuid[], p_ack_errors => $15,
 		p_required => $16::uuid[], p_sub => $17, p_now => $18, p_tenant => $19, p_pids => $20::uuid[])`
 
-// sqlTransactionSmall is sqlTransaction through qg_transaction_small: the same transaction
-// under generic plans, for calls of at most pushSmallItems pushes and acks together (a
-// pipeline stage's one ack and one push), as sqlPushSmall is for pushes.
-const sqlTransactionSmall = `SELECT i, kind, status, message_id::text, partition_id::text, coalesce(queue_name, ''), dlq, already_committed, lease_released
-	FROM qg_transaction_small(p_push_idx => $1, p_queues => $2, p_partitions => $3, p_keys => $4, p_ids => $5::uuid[],
-		p_payloads => $6, p_encrypted => $7, p_traces => $8::uuid[],
-		p_ack_idx => $9, p_ack_pids => $10::uuid[], p_ack_keys => $11, p_ack_groups => $12,
-		p_ack_statuses => $13, p_ack_leases => $14::uuid[], p_ack_errors => $15,
-		p_required => $16::uuid[], p_sub => $17, p_now => $18, p_tenant => $19, p_pids => $20::uuid[])`
-
-// txnArgs are the parameters of qg_transaction and qg_transaction_small (see sqlCall): the flattened pushes (PushIdx
+// txnArgs are the parameters of qg_transaction (see sqlCall): the flattened pushes (PushIdx
 // to Traces), the flattened acks (AckIdx to AckErrors), then the whole call's.
 type txnArgs struct {
 	PushIdx                       []int32

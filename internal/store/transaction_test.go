@@ -227,25 +227,3 @@ func TestTxnClaim36_FailedStatusRetriesAfterDelay(t *testing.T) {
 		t.Fatalf("after a second failure: %+v", c)
 	}
 }
-
-// Small transactions run qg_transaction_small (generic plans), larger ones qg_transaction
-// (custom plans). Every claim test above runs with the default bound, so through the small
-// path; here they run again with no call small, through the large one.
-func TestTxnClaimsUnderCustomPlans(t *testing.T) {
-	setupPushSmall = -1
-	defer func() { setupPushSmall = 0 }()
-	for name, test := range map[string]func(*testing.T){
-		"TestTxnClaim25_AckAndPushCommit":              TestTxnClaim25_AckAndPushCommit,
-		"TestTxnClaim27_LeaselessAckAdvancesCursor":    TestTxnClaim27_LeaselessAckAdvancesCursor,
-		"TestTxnClaim28_RandomLeaseIDRollsBack":        TestTxnClaim28_RandomLeaseIDRollsBack,
-		"TestTxnClaim29_ExpiredLeaseRollsBack":         TestTxnClaim29_ExpiredLeaseRollsBack,
-		"TestTxnClaim30_RequiredLeaseNotTheLiveOne":    TestTxnClaim30_RequiredLeaseNotTheLiveOne,
-		"TestTxnClaim31_TwoLeasesResolvedPerPair":      TestTxnClaim31_TwoLeasesResolvedPerPair,
-		"TestTxnClaim32_AckBeyondBatchRollsBack":       TestTxnClaim32_AckBeyondBatchRollsBack,
-		"TestTxnClaim33_AckNeverDeliveredRollsBack":    TestTxnClaim33_AckNeverDeliveredRollsBack,
-		"TestTxnClaim34_AckMovesOnlyItsGroup":          TestTxnClaim34_AckMovesOnlyItsGroup,
-		"TestTxnClaim36_FailedStatusRetriesAfterDelay": TestTxnClaim36_FailedStatusRetriesAfterDelay,
-	} {
-		t.Run(name, test)
-	}
-}

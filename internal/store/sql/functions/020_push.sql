@@ -48,6 +48,8 @@ CREATE TYPE qg_push_plan AS (
 -- One item goes to qg_push_one, more to qg_push_set: the same decisions, but a set-based
 -- statement pays its executor start-up (windows, CTEs) in full for one item, which made the
 -- pipeline stage's one push cost about 1 ms of backend CPU (bench/README.md, session 5).
+-- Calls of fewer than 100 items run qg_push_set under generic plans (qg_push_set_generic,
+-- 155_push_set_generic.sql), larger ones under custom plans.
 CREATE OR REPLACE FUNCTION qg_push_items(
     p_pids uuid[], p_keys text[], p_ids uuid[], p_payloads text[], p_encrypted boolean[],
     p_traces uuid[], p_subs text[], p_now timestamptz, p_strict boolean,
@@ -57,6 +59,9 @@ BEGIN
     IF cardinality(p_pids) = 1 THEN
         RETURN QUERY SELECT * FROM qg_push_one(p_pids[1], p_keys[1], p_ids[1], p_payloads[1], p_encrypted[1],
             p_traces[1], p_subs[1], p_now, p_strict, coalesce(p_uncapped[1], false));
+    ELSIF cardinality(p_pids) < 100 THEN
+        RETURN QUERY SELECT * FROM qg_push_set_generic(p_pids, p_keys, p_ids, p_payloads, p_encrypted, p_traces,
+            p_subs, p_now, p_strict, p_uncapped);
     ELSE
         RETURN QUERY SELECT * FROM qg_push_set(p_pids, p_keys, p_ids, p_payloads, p_encrypted, p_traces,
             p_subs, p_now, p_strict, p_uncapped);
