@@ -162,43 +162,20 @@ func TestAckOneConcurrentConsumers(t *testing.T) {
 	var mu sync.Mutex
 	got := map[string]int{}
 	applied := 0
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for range workers {
-		wg.Go(func() {
-			for empty := 0; empty < 20; {
-				lease := uuid.NewString()
-				msgs, err := b.s.Pop(b.ctx, b.req(PopRequest{Group: "g", Batch: 1, LeaseID: lease}))
-				if err != nil {
-					errs <- err
-					return
-				}
-				if len(msgs) == 0 {
-					empty++
-					continue
-				}
-				empty = 0
-				m := msgs[0]
-				res, err := b.s.Ack(b.ctx, []mq.AckItem{{PartitionID: m.PartitionID, TransactionID: m.TransactionID,
-					Group: "g", Status: mq.AckCompleted, LeaseID: lease}})
-				if err != nil || !res[0].Success {
-					errs <- fmt.Errorf("ack %s: %+v, %v", m.TransactionID, res, err)
-					return
-				}
-				mu.Lock()
-				got[m.TransactionID]++
-				if !res[0].AlreadyCommitted {
-					applied++
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	b.consumeOneByOne(workers, PopRequest{Group: "g"}, func(m mq.Message, lease string) error {
+		res, err := b.s.Ack(b.ctx, []mq.AckItem{{PartitionID: m.PartitionID, TransactionID: m.TransactionID,
+			Group: "g", Status: mq.AckCompleted, LeaseID: lease}})
+		if err != nil || !res[0].Success {
+			return fmt.Errorf("ack %s: %+v, %v", m.TransactionID, res, err)
+		}
+		mu.Lock()
+		got[m.TransactionID]++
+		if !res[0].AlreadyCommitted {
+			applied++
+		}
+		mu.Unlock()
+		return nil
+	})
 	for k := range want {
 		if got[k] != 1 {
 			t.Errorf("%s delivered %d times", k, got[k])
@@ -280,42 +257,19 @@ func TestTxnPipelineStageConcurrent(t *testing.T) {
 		total += perPart
 		b.pushKeys(fmt.Sprintf("p%d", p), keys...)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for range workers {
-		wg.Go(func() {
-			for empty := 0; empty < 20; {
-				lease := uuid.NewString()
-				msgs, err := b.s.Pop(b.ctx, b.req(PopRequest{Batch: 1, LeaseID: lease}))
-				if err != nil {
-					errs <- err
-					return
-				}
-				if len(msgs) == 0 {
-					empty++
-					continue
-				}
-				empty = 0
-				m := msgs[0]
-				res, err := b.s.Transaction(b.ctx,
-					[]TxnPush{{Index: 1, Item: PushRow{Queue: "sink", Partition: m.Partition, Key: "next-" + m.TransactionID,
-						ID: uuid.NewString(), Payload: []byte(`1`)}}},
-					[]TxnAck{{Index: 0, Ack: mq.AckItem{PartitionID: m.PartitionID, TransactionID: m.TransactionID,
-						Group: mq.QueueMode, Status: mq.AckCompleted}}},
-					[]string{lease}, nil, "")
-				if err != nil || len(res) != 2 || res[0].Kind != "ack" || !res[0].LeaseReleased || res[0].Queue != b.queue ||
-					res[0].AlreadyCommitted || res[1].Kind != "push" || res[1].Duplicate {
-					errs <- fmt.Errorf("transaction for %s: %+v, %v", m.TransactionID, res, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	b.consumeOneByOne(workers, PopRequest{}, func(m mq.Message, lease string) error {
+		res, err := b.s.Transaction(b.ctx,
+			[]TxnPush{{Index: 1, Item: PushRow{Queue: "sink", Partition: m.Partition, Key: "next-" + m.TransactionID,
+				ID: uuid.NewString(), Payload: []byte(`1`)}}},
+			[]TxnAck{{Index: 0, Ack: mq.AckItem{PartitionID: m.PartitionID, TransactionID: m.TransactionID,
+				Group: mq.QueueMode, Status: mq.AckCompleted}}},
+			[]string{lease}, nil, "")
+		if err != nil || len(res) != 2 || res[0].Kind != "ack" || !res[0].LeaseReleased || res[0].Queue != b.queue ||
+			res[0].AlreadyCommitted || res[1].Kind != "push" || res[1].Duplicate {
+			return fmt.Errorf("transaction for %s: %+v, %v", m.TransactionID, res, err)
+		}
+		return nil
+	})
 	var n, distinct int
 	if err := b.s.pool.QueryRow(b.ctx, `SELECT count(*), count(DISTINCT m.transaction_id) FROM messages m
 		JOIN partitions p ON p.id = m.partition_id JOIN queues q ON q.id = p.queue_id WHERE q.name = 'sink'`).Scan(&n, &distinct); err != nil {
@@ -382,4 +336,40 @@ func TestTxnPushPartitionCache(t *testing.T) {
 		t.Fatalf("cache after recreation: %v, want %s", ids, res[0].PartitionID)
 	}
 	b.mustPop(PopRequest{Queue: "out"}, "k3")
+}
+
+// consumeOneByOne runs workers that each pop one message at a time (req, batch 1, a fresh lease
+// per pop) and pass it to handle, until a worker has found nothing 20 times in a row; the
+// first error of a pop or of handle fails the test.
+func (b *testBundle) consumeOneByOne(workers int, req PopRequest, handle func(m mq.Message, lease string) error) {
+	b.t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for empty := 0; empty < 20; {
+				r := req
+				r.Batch, r.LeaseID = 1, uuid.NewString()
+				msgs, err := b.s.Pop(b.ctx, b.req(r))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(msgs) == 0 {
+					empty++
+					continue
+				}
+				empty = 0
+				if err := handle(msgs[0], r.LeaseID); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.t.Fatal(err)
+	}
 }
