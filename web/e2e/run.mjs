@@ -161,12 +161,16 @@ async function open(base, { theme = 'light', size = [1440, 900], token, storage 
     page.problems.push('console: ' + t);
   });
   page.on('pageerror', (e) => page.problems.push('page error: ' + e.message));
+  page.inflight = 0;
+  page.on('requestfinished', () => page.inflight--);
   page.on('request', (r) => {
+    page.inflight++;
     page.requests.push({ url: r.url(), headers: r.headers() });
     const u = r.url();
     if (!u.startsWith(origin) && !u.startsWith('data:')) page.problems.push('request to another origin: ' + u);
   });
   page.on('requestfailed', (r) => {
+    page.inflight--;
     const f = r.failure() && r.failure().errorText;
     if (f && /ERR_ABORTED|cancelled/i.test(f)) return; // superseded or left-page requests, by design
     page.problems.push(`failed request: ${r.url()} ${f}`);
@@ -211,6 +215,15 @@ async function until(page, fn, arg, ms = 30000) {
 async function settle(page) {
   await page.waitForLoadState('networkidle').catch(() => {});
   await until(page, () => !document.querySelector('[aria-busy="true"]'), undefined, 15000).catch(() => {});
+}
+/**
+ * idle waits until no request of the page is in flight and what it answered is drawn (no panel
+ * says "updating"); a refresh started before it has then landed.
+ */
+async function idle(page) {
+  for (let i = 0; i < 300 && page.inflight > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  assert(page.inflight === 0, `${page.inflight} requests still in flight after 15 s`);
+  await until(page, () => ![...document.querySelectorAll('.age')].some((e) => e.textContent.includes('updating')), undefined, 15000);
 }
 async function axe(page, what) {
   // Through the DevTools protocol: the CSP refuses inline scripts, as it should.
@@ -907,6 +920,19 @@ await test('states: unknown queue shows the 404 panel; empty filter says "Nothin
 
 // ---------- scale ----------
 
+// apiTimeline runs in the page: the API requests a page's navigation made, each as path, start,
+// first byte and end in ms after the navigation (first byte minus start is the broker's time),
+// so a slow first load says whether it waited for the broker or for the browser.
+function apiTimeline(hash) {
+  const t0 = (window.__qgNavStart && window.__qgNavStart[hash]) || 0;
+  const ms = (v) => Math.round(v - t0);
+  return performance
+    .getEntriesByType('resource')
+    .filter((e) => e.startTime >= t0 && /\/api\//.test(e.name))
+    .map((e) => `${new URL(e.name).pathname} ${ms(e.startTime)}/${ms(e.responseStart)}/${ms(e.responseEnd)}`)
+    .join(', ');
+}
+
 // firstLoadTimeline runs in the page: when the document and the app's script arrived, when the
 // first API request left, when the overview's answer arrived, and when the tiles were in the DOM.
 function firstLoadTimeline() {
@@ -974,7 +1000,11 @@ await test('scale: 10,000 queues and one queue of 10,000 partitions × 3 groups;
       check();
     };
     arm(0);
-    window.addEventListener('hashchange', () => arm(performance.now()));
+    window.__qgNavStart = {};
+    window.addEventListener('hashchange', () => {
+      window.__qgNavStart[location.hash] = performance.now();
+      arm(performance.now());
+    });
     new MutationObserver(check).observe(document, { subtree: true, childList: true, characterData: true });
   }, pages);
   for (const p of missing404) page.allow404.add(p);
@@ -990,6 +1020,7 @@ await test('scale: 10,000 queues and one queue of 10,000 partitions × 3 groups;
   const times = {};
   const seen = {};
   let timeline = '';
+  const requests = {};
   for (const [name, hash, sel, text] of pages) {
     const s = Date.now();
     await page.goto(A + '/' + hash);
@@ -1000,6 +1031,7 @@ await test('scale: 10,000 queues and one queue of 10,000 partitions × 3 groups;
     // The first page pays for the document and the bundle: its browser-side timeline says
     // where a slow first load went (loading, starting the app, or waiting for the broker).
     if (name === 'overview') timeline = await page.evaluate(firstLoadTimeline);
+    if (times[name] > FIRST_DATA_MS) requests[name] = await page.evaluate(apiTimeline, hash);
     const rows = await page.locator('tbody tr').count();
     assert(rows <= 400, `${name}: ${rows} rows in the DOM`);
   }
@@ -1016,6 +1048,7 @@ await test('scale: 10,000 queues and one queue of 10,000 partitions × 3 groups;
       `first data later than ${FIRST_DATA_MS} ms (docs/api/dashboard.md §4.5) on: ` +
       slow.map(([name, ms]) => `${name} ${ms} ms`).join(', ') +
       ' (E2E_STRICT_TIMING=1 fails on this)';
+    for (const [name, list] of Object.entries(requests)) console.log(`      ${name}: API requests (start/first byte/end, ms): ${list}`);
     if (process.env.E2E_STRICT_TIMING === '1') throw new Error(msg);
     console.log('      WARNING ' + msg);
   }
@@ -1030,8 +1063,7 @@ await test('broker stopped: the "Database unavailable" and "Broker unreachable" 
   const page = await open(C);
   for (const p of missing404) page.allow404.add(p);
   await goto(page, '#/queues?q=orders');
-  const before = await page.locator('#queue-list tbody tr').allInnerTexts();
-  assert(before.length > 0, 'no rows before the stop');
+  assert((await page.locator('#queue-list tbody tr').count()) > 0, 'no rows before the stop');
   // The database goes away: /health says so (503) and the banner names it. This part stays a
   // route fake: the brokers share one database (and the PostgreSQL server is shared with other
   // test runs), so taking it away for real would break brokers A and B and everything else on it;
@@ -1045,6 +1077,10 @@ await test('broker stopped: the "Database unavailable" and "Broker unreachable" 
   await page.unroute('**/health');
   await page.getByRole('button', { name: 'Refresh now' }).click();
   await page.locator('.banner', { hasText: 'Database unavailable' }).waitFor({ state: 'detached' });
+  // What the panel must keep is what the last answered refresh drew: that refresh may change
+  // the rows (lag, rates and times move between the stats runs), and automatic refresh is off.
+  await idle(page);
+  const before = await page.locator('#queue-list tbody tr').allInnerTexts();
   // Then the broker itself, for real.
   process.kill(C_PID, 'SIGKILL');
   for (let i = 0; i < 600; i++) {
