@@ -110,12 +110,18 @@ func (r *Runner) Stop() {
 	r.mu.Unlock()
 }
 
+// scheduleSlack is the share of a job's interval a tick may come early by and still run:
+// instances tick independently, and a tick of the instance that ran last comes one interval
+// after its claim give or take the claim's own latency, which must not cost it a whole interval.
+const scheduleSlack = 10 // percent
+
 func (r *Runner) loop(ctx context.Context, name string, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	gap := every - every*scheduleSlack/100
 	unavailable := false // during a database outage a job fails every tick: say so once
 	for {
-		_, err := r.RunOnce(ctx, name)
+		_, err := r.run(ctx, name, gap)
 		switch {
 		case err == nil || ctx.Err() != nil:
 			unavailable = false
@@ -141,18 +147,24 @@ var ErrUnknownJob = errors.New("unknown job")
 // RunOnce runs one job now if this instance can take its lock; ran is false when another
 // instance (or another run on this one) holds it.
 func (r *Runner) RunOnce(ctx context.Context, name string) (ran bool, err error) {
+	return r.run(ctx, name, 0)
+}
+
+// run runs one job if this instance can take its lock and, with gap > 0, no run of it started
+// within gap on any instance (the schedule holds across the cluster: docs/api/operations.md §5).
+func (r *Runner) run(ctx context.Context, name string, gap time.Duration) (ran bool, err error) {
 	spec, ok := r.jobs[name]
 	if !ok {
 		return false, ErrUnknownJob
 	}
-	return r.lead(ctx, name, spec.work)
+	return r.lead(ctx, name, gap, spec.work)
 }
 
 // RefreshStats recomputes the stats now (docs/api/admin-api.md §8). ran is false, with nothing done,
 // when another run holds the stats lock.
 func (r *Runner) RefreshStats(ctx context.Context) (res mq.StatsRefresh, ran bool, err error) {
 	// A bulk route: DB_STATEMENT_TIMEOUT for all its work (docs/api/operations.md §9.1).
-	ran, err = r.lead(store.Bulk(ctx), mq.JobStats, func(ctx context.Context, l *store.Leader) error {
+	ran, err = r.lead(store.Bulk(ctx), mq.JobStats, 0, func(ctx context.Context, l *store.Leader) error {
 		var err error
 		res, err = r.stats(ctx, l)
 		return err
@@ -160,14 +172,22 @@ func (r *Runner) RefreshStats(ctx context.Context) (res mq.StatsRefresh, ran boo
 	return res, ran, err
 }
 
-// lead runs work under name's lock and records the outcome in the job's state and, for a run
-// that happened, in the database's run records every instance reads (docs/api/admin-api.md §10.3).
-func (r *Runner) lead(ctx context.Context, name string, work func(context.Context, *store.Leader) error) (bool, error) {
+// lead runs work under name's lock, once its start is claimed in the job's schedule (gap as
+// in run), and records the outcome in the job's state and, for a run that happened, in the
+// database's run records every instance reads (docs/api/admin-api.md §10.3). A run another
+// instance started within gap leaves this one in standby, as a held lock does.
+func (r *Runner) lead(ctx context.Context, name string, gap time.Duration, work func(context.Context, *store.Leader) error) (bool, error) {
 	start, startedAt := time.Now(), r.st.Now()
-	ran, err := r.st.TryLead(ctx, name, func(l *store.Leader) error {
+	due := true
+	led, err := r.st.TryLead(ctx, name, func(l *store.Leader) error {
+		var err error
+		if due, err = l.Claim(ctx, name, gap, r.cfg.WorkerID); err != nil || !due {
+			return err
+		}
 		r.update(name, func(s *mq.JobState) { s.State, s.Leader = mq.JobRunning, true })
 		return work(ctx, l)
 	})
+	ran := led && due
 	r.update(name, func(s *mq.JobState) {
 		switch {
 		case ran:

@@ -181,3 +181,45 @@ func TestUnknownJob(t *testing.T) {
 		t.Fatalf("err %v, want ErrUnknownJob", err)
 	}
 }
+
+// A job's interval holds across the cluster: an instance whose tick comes within the interval
+// after another instance's run stands by, and a run asked for (RunOnce, the stats refresh route)
+// runs anyway and counts as the latest run.
+func TestScheduleHoldsAcrossInstances(t *testing.T) {
+	cfg := maintenance.Config{StatsInterval: time.Hour, RetentionBatchSize: 100, EvictionBatchSize: 100}
+	b := setup(t, cfg)
+	ctx := context.Background()
+	// waitState waits for the first scheduled stats run of runner i to end, as run or stood by.
+	waitState := func(i int) mq.JobState {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			st := b.runners[i].States()[mq.JobStats]
+			if st.State == mq.JobIdle || st.State == mq.JobStandby || st.State == mq.JobFailed {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("runner %d: stats never ran: %+v", i, st)
+			}
+		}
+	}
+	if err := b.runners[0].Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer b.runners[0].Stop()
+	if st := waitState(0); st.State != mq.JobIdle || st.Runs != 1 {
+		t.Fatalf("first instance's scheduled run: %+v", st)
+	}
+	if err := b.runners[1].Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer b.runners[1].Stop()
+	if st := waitState(1); st.State != mq.JobStandby || st.Runs != 0 || st.Leader {
+		t.Fatalf("second instance's tick within the first one's interval: %+v, want standby", st)
+	}
+	if ran, err := b.runners[1].RunOnce(ctx, mq.JobStats); err != nil || !ran {
+		t.Fatalf("RunOnce within the interval: ran=%v err=%v", ran, err)
+	}
+	if _, ran, err := b.runners[0].RefreshStats(ctx); err != nil || !ran {
+		t.Fatalf("stats refresh within the interval: ran=%v err=%v", ran, err)
+	}
+}

@@ -67,6 +67,7 @@ func (l *Leader) queryEach(ctx context.Context, sql string, args []any, fn func(
 var (
 	sqlTryLock           = query("job_try_lock")
 	sqlUnlock            = query("job_unlock")
+	sqlJobClaim          = query("job_claim")
 	sqlRetentionBatch    = query("retention_batch")
 	sqlEvictionBatch     = query("eviction_batch")
 	sqlLeaseHousekeeping = query("lease_housekeeping")
@@ -113,6 +114,20 @@ func release(ctx context.Context, c *pgxpool.Conn, job string) {
 	if err := c.QueryRow(uctx, sqlUnlock, job).Scan(&freed); err != nil || !freed {
 		_ = c.Conn().Close(uctx) // nothing more to do: a closed session holds no lock
 	}
+}
+
+// Claim records that workerID starts a run of job, in the job's schedule shared by every
+// instance, and reports true; with gap > 0 only when no run of job started within gap before
+// now on any instance (false then, nothing recorded). gap 0 always claims: a run a route asked
+// for. Call it while leading job.
+func (l *Leader) Claim(ctx context.Context, job string, gap time.Duration, workerID string) (bool, error) {
+	var g *time.Duration
+	if gap > 0 {
+		g = &gap
+	}
+	var ok bool
+	err := l.queryRow(ctx, sqlJobClaim, []any{job, g, workerID}, &ok)
+	return ok, err
 }
 
 // RemovalCount is what one retention or eviction batch removed from one partition under one

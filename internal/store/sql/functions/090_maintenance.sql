@@ -384,3 +384,20 @@ BEGIN
     END LOOP;
     RETURN NEXT;
 END $$;
+
+-- Claims the start of a run of p_job for p_worker: true, recording the start, when no run of it
+-- started within p_gap before now (NULL: always, for a run asked for by a route). Runs under the
+-- job's advisory lock; the WHERE clause guards the transition on its own too. The database's
+-- clock_timestamp() decides, not the store's clock: the schedule is real time, like the tickers
+-- that ask (tests that set the store's clock still get every scheduled run).
+CREATE OR REPLACE FUNCTION qg_job_claim(p_job text, p_gap interval, p_worker text)
+RETURNS boolean LANGUAGE sql AS $$
+    WITH c AS (
+        INSERT INTO job_schedule AS s (job, started_at, worker_id)
+        VALUES (p_job, clock_timestamp(), p_worker)
+        ON CONFLICT (job) DO UPDATE SET started_at = EXCLUDED.started_at, worker_id = EXCLUDED.worker_id
+        WHERE p_gap IS NULL OR s.started_at <= EXCLUDED.started_at - p_gap
+        RETURNING true AS claimed
+    )
+    SELECT coalesce((SELECT claimed FROM c), false);
+$$;

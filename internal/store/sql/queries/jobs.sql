@@ -9,6 +9,10 @@ SELECT pg_try_advisory_lock(qg_job_lock_key(p_job => $1))
 -- name: job_unlock
 SELECT pg_advisory_unlock(qg_job_lock_key(p_job => $1))
 
+-- Claims a run's start in the job's cluster-wide schedule (NULL gap: always).
+-- name: job_claim
+SELECT qg_job_claim(p_job => $1, p_gap => $2, p_worker => $3)
+
 -- name: retention_batch
 SELECT queue_name, partition_name, kind, removed, unconsumed, dead_lettered
 FROM qg_retention_batch(p_run => $1::uuid, p_limit => $2, p_now => $3)
