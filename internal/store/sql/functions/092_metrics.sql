@@ -19,9 +19,13 @@ DECLARE
                                          'ack_ms_hist', to_jsonb(array_fill(0, ARRAY[14])),
                                          'txn_ms_hist', to_jsonb(array_fill(0, ARRAY[14])));
 BEGIN
+    -- The record is built in FROM, once per row: "(jsonb_populate_record(…)).*" in the select
+    -- list calls the function once per column (PostgreSQL expands it so), which made a flush of
+    -- 10,000 queues' rows take over a second instead of a fifth.
     INSERT INTO metrics_worker_minute AS w
-    SELECT (jsonb_populate_record(NULL::metrics_worker_minute, v_hists || x.r || v_labels)).*
-    FROM jsonb_array_elements(p_workers) AS x (r)
+    SELECT r.*
+    FROM jsonb_array_elements(p_workers) AS x (j)
+    CROSS JOIN LATERAL jsonb_populate_record(NULL::metrics_worker_minute, v_hists || x.j || v_labels) AS r
     ON CONFLICT ON CONSTRAINT metrics_worker_minute_pkey DO UPDATE SET
         hostname = EXCLUDED.hostname, pid = EXCLUDED.pid, updated_at = EXCLUDED.updated_at,
         requests = w.requests + EXCLUDED.requests,
@@ -62,8 +66,9 @@ BEGIN
         parked = greatest(w.parked, EXCLUDED.parked);
 
     INSERT INTO metrics_queue_minute AS m
-    SELECT (jsonb_populate_record(NULL::metrics_queue_minute, x.r || v_labels)).*
-    FROM jsonb_array_elements(p_queues) AS x (r)
+    SELECT r.*
+    FROM jsonb_array_elements(p_queues) AS x (j)
+    CROSS JOIN LATERAL jsonb_populate_record(NULL::metrics_queue_minute, x.j || v_labels) AS r
     ON CONFLICT ON CONSTRAINT metrics_queue_minute_pkey DO UPDATE SET
         updated_at = EXCLUDED.updated_at,
         push_requests = m.push_requests + EXCLUDED.push_requests,
