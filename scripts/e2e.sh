@@ -70,7 +70,8 @@ secret="e2e-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 # first (which flushes the metrics too). Shorter ones (1 s and 5 s) made the stats job (seconds per
 # run at the scale test's 20,000 partitions) run back to back, and each of the three brokers write
 # its per-queue metrics for 10,000 queues (about 0.8 s of database time) every 5 s: both cores were
-# busy while the scale test timed its pages, which cost up to 1 s more time to first data.
+# busy while the scale test timed its pages, which cost up to 1 s more time to first data. The
+# stats interval holds across the three brokers (operations.md §5): one run per 10 s, not three.
 start() { # name port extra-env...
 	local name=$1 port=$2
 	shift 2
