@@ -138,13 +138,18 @@ export function useTick() {
 /**
  * useData loads fn(signal) now, again when deps change and on every refresh tick; the old data
  * stays while a refresh runs (no layout jump). One request per panel: a newer one aborts it.
+ * With after, the first load waits until after is true (once): a page's secondary panels wait
+ * for its first data, so on a busy broker they do not compete with it (§4.5's 1 s).
  */
-export function useData(fn, deps, { live = true } = {}) {
+export function useData(fn, deps, { live = true, after = true } = {}) {
   const t = useTick();
   const [st, set] = useState({ data: undefined, error: null, loading: true, slow: false, at: 0 });
   const key = JSON.stringify(deps);
   const last = useRef(key);
+  const ready = useRef(false);
+  if (after) ready.current = true;
   useEffect(() => {
+    if (!ready.current) return undefined;
     const ac = new AbortController();
     const changed = last.current !== key;
     last.current = key;
@@ -161,7 +166,7 @@ export function useData(fn, deps, { live = true } = {}) {
       clearTimeout(slow);
       ac.abort();
     };
-  }, [key, live ? t : 0]);
+  }, [key, live ? t : 0, ready.current]);
   return st;
 }
 

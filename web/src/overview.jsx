@@ -57,9 +57,11 @@ export function throughputSeries(status) {
 export function Overview({ q }) {
   const ov = useData(get('api/v1/resources/overview'), ['ov']);
   const range = windowRange(q);
-  const st = useData(get('api/v1/status', range), ['status', q.window, q.from, q.to]);
-  const lag = useData(get('api/v1/consumer-groups/lagging', { minLagSeconds: 60, limit: 10 }), ['lagging']);
-  const big = useData(get('api/v1/status/queues', { sort: 'pending', order: 'desc', limit: 10 }), ['big']);
+  // The tiles are the page's first data; the other panels load once they are drawn.
+  const after = { after: ov.data !== undefined || !!ov.error };
+  const st = useData(get('api/v1/status', range), ['status', q.window, q.from, q.to], after);
+  const lag = useData(get('api/v1/consumer-groups/lagging', { minLagSeconds: 60, limit: 10 }), ['lagging'], after);
+  const big = useData(get('api/v1/status/queues', { sort: 'pending', order: 'desc', limit: 10 }), ['big'], after);
   const o = ov.data;
   const s = st.data;
   const last = s && s.throughput && s.throughput.length ? s.throughput[s.throughput.length - 1] : null;
@@ -156,9 +158,11 @@ export function Queues({ q }) {
   const limit = pageLimit(q.limit);
   const query = { namespace: q.ns, task: q.task, search: q.q, sort: q.sort || 'name', order: q.order, limit, offset: q.offset };
   const list = useData(get('api/v1/status/queues', query), ['queues', query]);
-  const nss = useData(get('api/v1/resources/namespaces', { limit: 1000 }), ['nss'], { live: false });
-  const tasks = useData(get('api/v1/resources/tasks', { limit: 1000 }), ['tasks'], { live: false });
-  const ops = useData(get('api/v1/analytics/queue-ops', { limit: 100, ...windowRange({ window: '15m' }) }), ['ops']);
+  // The list is the page's first data; the filters' choices and the rate columns follow it.
+  const after = list.data !== undefined || !!list.error;
+  const nss = useData(get('api/v1/resources/namespaces', { limit: 1000 }), ['nss'], { live: false, after });
+  const tasks = useData(get('api/v1/resources/tasks', { limit: 1000 }), ['tasks'], { live: false, after });
+  const ops = useData(get('api/v1/analytics/queue-ops', { limit: 100, ...windowRange({ window: '15m' }) }), ['ops'], { after });
   const rates = {};
   for (const s of (ops.data && ops.data.queues) || []) {
     const p = s.points[s.points.length - 1];
