@@ -154,6 +154,7 @@ func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 	actx, cancel := context.WithDeadline(ctx, s.WaitDeadline(ctx))
 	defer cancel()
 	pause := 10 * time.Millisecond
+	var refused error // the server's last "too many connections", if it said so
 	for {
 		c, err := s.pool.Acquire(actx)
 		if err == nil {
@@ -163,8 +164,13 @@ func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 			return nil, ctx.Err() // the client went away: not an outage
 		}
 		if !serverFull(err) || !sleepWithin(actx, pause) {
+			if refused != nil && !serverFull(err) && actx.Err() != nil {
+				// The deadline cut the last attempt short: the refusals before it say why.
+				err = fmt.Errorf("%v (before it: %w)", err, refused)
+			}
 			return nil, fmt.Errorf("%w: no connection within the deadline: %v", mq.ErrUnavailable, err)
 		}
+		refused = err
 		s.fullRetries.Add(1)
 		pause = min(2*pause, 200*time.Millisecond)
 	}
