@@ -128,7 +128,10 @@ func TestSpoolSurvivesKill(t *testing.T) {
 func startChild(t *testing.T, child string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), env...)
+	// The child is killed, so its own t.TempDir cleanups never run: its temporary directories
+	// go inside one of this test's, which is removed after the child is killed (cleanups run in
+	// reverse order of registration).
+	cmd.Env = append(os.Environ(), append([]string{"TMPDIR=" + t.TempDir()}, env...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
