@@ -17,14 +17,14 @@ func queryAll[T any](ctx context.Context, s *Store, sql string, args []any, scan
 	if matchesNothing(args) {
 		return out, nil
 	}
-	err := s.queryRows(ctx, sql, args, func(r rowScanner) error {
+	err := s.queryBatch(ctx, batchQuery{sql, args, func(r rowScanner) error {
 		var v T
 		if err := scan(r, &v); err != nil {
 			return err
 		}
 		out = append(out, v)
 		return nil
-	})
+	}})
 	return out, err
 }
 
@@ -33,13 +33,11 @@ func (s *Store) queryOne(ctx context.Context, sql string, args []any, dest ...an
 	if matchesNothing(args) {
 		return false, nil
 	}
-	err = s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
-		return c.QueryRow(ctx, sql, args...).Scan(dest...)
-	})
-	if isNoRows(err) {
-		return false, nil
-	}
-	return err == nil, err
+	err = s.queryBatch(ctx, batchQuery{sql, args, func(r rowScanner) error {
+		found = true
+		return r.Scan(dest...)
+	}})
+	return found && err == nil, err
 }
 
 // batchQuery is one statement of a pipelined batch and its row callback.
@@ -49,8 +47,13 @@ type batchQuery struct {
 	scan func(rowScanner) error
 }
 
+// sqlAdminCustomPlans makes the rest of a batch's transaction use custom plans.
+var sqlAdminCustomPlans = query("admin_custom_plans")
+
 // queryBatch sends the statements in one round trip and feeds each its rows. PostgreSQL runs
-// a batch in one implicit transaction, so the statements agree with each other.
+// a batch in one implicit transaction, so the statements agree with each other. The batch
+// starts by asking for custom plans for its statements (sql/queries/admin.sql says why); the
+// setting ends with the batch's transaction.
 func (s *Store) queryBatch(ctx context.Context, qs ...batchQuery) error {
 	for _, q := range qs {
 		if matchesNothing(q.args) {
@@ -59,11 +62,15 @@ func (s *Store) queryBatch(ctx context.Context, qs ...batchQuery) error {
 	}
 	return s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		b := &pgx.Batch{}
+		b.Queue(sqlAdminCustomPlans)
 		for _, q := range qs {
 			b.Queue(q.sql, q.args...)
 		}
 		res := c.SendBatch(ctx, b)
 		defer res.Close()
+		if _, err := res.Exec(); err != nil {
+			return err
+		}
 		for _, q := range qs {
 			rows, err := res.Query()
 			if err != nil {
