@@ -74,7 +74,7 @@ func (s *Store) TopQueues(ctx context.Context, w mq.Window, rank mq.QueueRank, l
 	default:
 		sql, args = sqlTopTraffic, []any{w.SeriesFrom(), w.To, w.BucketMinutes, limit, rank == mq.RankParked}
 	}
-	err = s.queryRows(ctx, sql, args, func(r rowScanner) error { return r.Scan(&names, &total) })
+	_, err = s.queryOne(ctx, sql, args, &names, &total)
 	return names, total, wrap("top queues", err)
 }
 
@@ -127,10 +127,9 @@ var (
 // PostgresStats reads PostgreSQL's own statistics for this database and schema.
 func (s *Store) PostgresStats(ctx context.Context) (mq.PostgresStats, error) {
 	var p mq.PostgresStats
-	err := s.queryRows(ctx, sqlPostgresDatabase, nil, func(r rowScanner) error {
-		return r.Scan(&p.Database, &p.SizeBytes, &p.Commits, &p.Rollbacks, &p.BlocksHit, &p.BlocksRead,
-			&p.Deadlocks, &p.TempBytes, &p.Connections, &p.Active, &p.Idle, &p.IdleInTransaction, &p.WaitingOnLocks)
-	})
+	_, err := s.queryOne(ctx, sqlPostgresDatabase, nil, &p.Database, &p.SizeBytes, &p.Commits, &p.Rollbacks,
+		&p.BlocksHit, &p.BlocksRead, &p.Deadlocks, &p.TempBytes, &p.Connections, &p.Active, &p.Idle,
+		&p.IdleInTransaction, &p.WaitingOnLocks)
 	if err != nil {
 		return p, wrap("postgres stats", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // BenchmarkPushCall times one push call of n single-message requests, spread round robin over
@@ -42,12 +43,9 @@ func BenchmarkPushCall(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				r := rows()
-				cpu.begin()
-				b.StartTimer()
-				res, err := timed.Push(ctx, r)
-				b.StopTimer()
-				cpu.end()
-				b.StartTimer()
+				var res []mq.PushResult
+				var err error
+				cpu.measure(b, func() { res, err = timed.Push(ctx, r) })
 				if err != nil || len(res) != n {
 					b.Fatalf("push: %v, %d results", err, len(res))
 				}

@@ -33,13 +33,11 @@ func BenchmarkSingleAck(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			msg, lease := pop("bench-single-ack")
-			m.begin()
-			b.StartTimer()
-			res, err := s.Ack(ctx, []mq.AckItem{{PartitionID: msg.PartitionID, TransactionID: msg.TransactionID, Group: group,
-				Status: mq.AckCompleted, LeaseID: lease}})
-			b.StopTimer()
-			m.end()
-			b.StartTimer()
+			items := []mq.AckItem{{PartitionID: msg.PartitionID, TransactionID: msg.TransactionID, Group: group,
+				Status: mq.AckCompleted, LeaseID: lease}}
+			var res []mq.AckResult
+			var err error
+			m.measure(b, func() { res, err = s.Ack(ctx, items) })
 			if err != nil || !res[0].Success || !res[0].LeaseReleased {
 				b.Fatalf("ack: %v %+v", err, res)
 			}
@@ -51,17 +49,13 @@ func BenchmarkSingleAck(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			msg, lease := pop("bench-single-in")
-			m.begin()
-			b.StartTimer()
-			res, err := s.Transaction(ctx,
-				[]TxnPush{{Index: 1, Item: PushRow{Queue: "bench-single-out", Partition: "Default", Key: "next-" + msg.TransactionID,
-					ID: uuid.Must(uuid.NewV7()).String(), Payload: []byte(`1`)}}},
-				[]TxnAck{{Index: 0, Ack: mq.AckItem{PartitionID: msg.PartitionID, TransactionID: msg.TransactionID, Group: group,
-					Status: mq.AckCompleted}}},
-				[]string{lease}, nil, "")
-			b.StopTimer()
-			m.end()
-			b.StartTimer()
+			pushes := []TxnPush{{Index: 1, Item: PushRow{Queue: "bench-single-out", Partition: "Default", Key: "next-" + msg.TransactionID,
+				ID: uuid.Must(uuid.NewV7()).String(), Payload: []byte(`1`)}}}
+			acks := []TxnAck{{Index: 0, Ack: mq.AckItem{PartitionID: msg.PartitionID, TransactionID: msg.TransactionID, Group: group,
+				Status: mq.AckCompleted}}}
+			var res []mq.TxnResult
+			var err error
+			m.measure(b, func() { res, err = s.Transaction(ctx, pushes, acks, []string{lease}, nil, "") })
 			if err != nil || len(res) != 2 || !res[0].LeaseReleased {
 				b.Fatalf("transaction: %v %+v", err, res)
 			}

@@ -211,19 +211,21 @@ async function until(page, fn, arg, ms = 30000) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
-/** settle waits until no panel is loading (skeletons gone, data drawn). */
+/**
+ * settle waits until the page's requests have answered and what they answered is drawn: none in
+ * flight (the load event's network idle says nothing about requests a hash change or a refresh
+ * starts), no panel busy, none "updating". Bounded at 15 s each, and lenient: callers assert
+ * what they need.
+ */
 async function settle(page) {
   await page.waitForLoadState('networkidle').catch(() => {});
-  await until(page, () => !document.querySelector('[aria-busy="true"]'), undefined, 15000).catch(() => {});
-}
-/**
- * idle waits until no request of the page is in flight and what it answered is drawn (no panel
- * says "updating"); a refresh started before it has then landed.
- */
-async function idle(page) {
   for (let i = 0; i < 300 && page.inflight > 0; i++) await new Promise((r) => setTimeout(r, 50));
-  assert(page.inflight === 0, `${page.inflight} requests still in flight after 15 s`);
-  await until(page, () => ![...document.querySelectorAll('.age')].some((e) => e.textContent.includes('updating')), undefined, 15000);
+  await until(
+    page,
+    () => !document.querySelector('[aria-busy="true"]') && ![...document.querySelectorAll('.age')].some((e) => e.textContent.includes('updating')),
+    undefined,
+    15000,
+  ).catch(() => {});
 }
 async function axe(page, what) {
   // Through the DevTools protocol: the CSP refuses inline scripts, as it should.
@@ -1084,7 +1086,8 @@ await test('broker stopped: the "Database unavailable" and "Broker unreachable" 
   await page.locator('.banner', { hasText: 'Database unavailable' }).waitFor({ state: 'detached' });
   // What the panel must keep is what the last answered refresh drew: that refresh may change
   // the rows (lag, rates and times move between the stats runs), and automatic refresh is off.
-  await idle(page);
+  await settle(page);
+  assert(page.inflight === 0, `${page.inflight} requests still in flight before the stop`);
   const before = await page.locator('#queue-list tbody tr').allInnerTexts();
   // Then the broker itself, for real.
   process.kill(C_PID, 'SIGKILL');
