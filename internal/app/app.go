@@ -171,7 +171,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	}, log)
 	a.broker = broker.New(a.store, a.hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
 		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval, EncryptionKey: a.key,
-		Recorder: a.metrics, PushCalls: cfg.PushConcurrency, Tracer: tracer}, log)
+		Recorder: a.metrics, PushCalls: cfg.PushConcurrency, ConsumeCalls: cfg.ConsumeConcurrency, Tracer: tracer}, log)
 	if err := a.openSpool(); err != nil {
 		a.store.Close()
 		return nil, err

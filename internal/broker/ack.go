@@ -15,9 +15,13 @@ func (b *Broker) ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, e
 	for i, it := range items {
 		canon[i] = canonicalAck(it)
 	}
-	dctx, span := b.startDB(ctx, "ack")
-	res, err := b.store.Ack(dctx, canon)
-	endSpan(span, err)
+	var res []mq.AckResult
+	err := b.consume(ctx, func() (err error) {
+		dctx, span := b.startDB(ctx, "ack")
+		res, err = b.store.Ack(dctx, canon)
+		endSpan(span, err)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

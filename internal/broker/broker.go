@@ -37,6 +37,10 @@ type Config struct {
 	// while all are busy are coalesced into the next call of at most PushCallItems items
 	// (default 1000). See coalescer.
 	PushCalls, PushCallItems int
+	// ConsumeCalls bounds the pops, acks and transactions running in the database at once
+	// (CONSUME_CONCURRENCY; default: two per CPU, at least 4). More wait in the broker, within
+	// DB_CONNECTION_TIMEOUT like a wait for a pooled connection. See callGate.
+	ConsumeCalls int
 	// WithoutListener leaves the notification listener off, so this instance hears only its
 	// own wake-ups: tests use it to prove a wake-up was local.
 	WithoutListener bool
@@ -58,9 +62,11 @@ type Broker struct {
 	sealer  sealer
 	pushes  *coalescer
 	signals *signaler
-	popGate *popGate
-	hub     *waiter.Hub
-	modes   modes // the maintenance flags (maintenance.go)
+	popGate *callGate
+	// consumeGate holds every pop attempt, ack and transaction to ConsumeCalls at once.
+	consumeGate *callGate
+	hub         *waiter.Hub
+	modes       modes // the maintenance flags (maintenance.go)
 	// spooling is the file buffer a push goes to when the database is unavailable.
 	spooling spooling
 	cfg      Config
@@ -86,6 +92,9 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 	if cfg.PushCalls <= 0 {
 		cfg.PushCalls = max(2, runtime.NumCPU())
 	}
+	if cfg.ConsumeCalls <= 0 {
+		cfg.ConsumeCalls = max(4, 2*runtime.NumCPU())
+	}
 	if cfg.Recorder == nil {
 		cfg.Recorder = nopRecorder{}
 	}
@@ -96,7 +105,7 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 		pushes: &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute,
 			waitDeadline: st.WaitDeadline},
 		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second, gap: signalGap, kick: make(chan struct{}, 1)},
-		popGate: &popGate{size: 4}, modes: newModes()}
+		popGate: &callGate{size: 4}, consumeGate: &callGate{size: cfg.ConsumeCalls}, modes: newModes()}
 }
 
 // errStopped answers work a broker refuses because it is not running: for the wire, the
@@ -148,7 +157,18 @@ func (b *Broker) listen(ctx context.Context) {
 // parts lists the broker's lifecycle parts in start order; the signaler comes first because
 // pushes signal after they commit.
 func (b *Broker) parts() []lifecycle.Service {
-	return []lifecycle.Service{b.signals, b.pushes, b.popGate}
+	return []lifecycle.Service{b.signals, b.pushes, b.popGate, b.consumeGate}
+}
+
+// consume runs one pop attempt, ack or transaction call in the database once the consume
+// gate admits it, waiting at most until the request's wait deadline.
+func (b *Broker) consume(ctx context.Context, call func() error) error {
+	leave, err := b.consumeGate.enterUntil(ctx, "", b.store.WaitDeadline(ctx))
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return call()
 }
 
 // Hub is the broker's parked-pop registry.

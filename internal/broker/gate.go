@@ -10,16 +10,20 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// popGate bounds the pop attempts of one (target, group) that run in the database at once.
-// Pops of one group compete for the same few partitions: beyond a handful of concurrent
-// attempts, the extra ones only collide on the same rows (skipped locks, lock-manager and
-// buffer contention) and slow the winners down. Waiting in Go costs nothing by comparison.
+// callGate bounds the database calls of one key that run at once; waiting in Go costs
+// nothing next to a call that runs in PostgreSQL only to contend with the others. The broker
+// has two: the pop gate, keyed by (target, group), since pops of one group compete for the
+// same few partitions and, beyond a handful of concurrent attempts, the extra ones only
+// collide on the same rows (skipped locks, lock-manager and buffer contention) and slow the
+// winners down; and the consume gate, one key for all pops, acks and transactions, since
+// more of them in PostgreSQL at once than its cores can run only adds context switches and
+// lock waits (bench/README.md, "Session 7").
 //
-// A key's slot lives only while a pop of that key is inside or waiting: keys come from
+// A key's slot lives only while a call of that key is inside or waiting: keys come from
 // clients (queue, partition, group names), so a map that kept them all would grow with every
 // name ever popped. The gate starts no goroutine; it is a lifecycle part so that a stopped
-// broker admits no further attempt and the pops waiting for a slot give up at once.
-type popGate struct {
+// broker admits no further call and the calls waiting for a slot give up at once.
+type callGate struct {
 	lifecycle.StartStop
 	size  int
 	mu    sync.Mutex
@@ -27,14 +31,14 @@ type popGate struct {
 	done  <-chan struct{} // closed when Stop begins; nil before Start
 }
 
-// gateSlot is one key's semaphore and the pops holding or waiting for it.
+// gateSlot is one key's semaphore and the calls holding or waiting for it.
 type gateSlot struct {
 	ch    chan struct{}
 	users int
 }
 
 // Start opens the gate until Stop.
-func (g *popGate) Start(ctx context.Context) error {
+func (g *callGate) Start(ctx context.Context) error {
 	return g.StartWith(ctx, func(ctx context.Context) error {
 		g.mu.Lock()
 		g.done = ctx.Done()
@@ -43,19 +47,19 @@ func (g *popGate) Start(ctx context.Context) error {
 	})
 }
 
-// errGateTimeout answers a pop attempt that waited for a slot past its wait deadline.
-var errGateTimeout = fmt.Errorf("%w: pop waited for the database longer than DB_CONNECTION_TIMEOUT", mq.ErrUnavailable)
+// errGateTimeout answers a call that waited for a slot past its wait deadline.
+var errGateTimeout = fmt.Errorf("%w: waited for the database longer than DB_CONNECTION_TIMEOUT", mq.ErrUnavailable)
 
 // enter takes a slot for key, waiting for one while ctx lasts; leave gives it back. It returns
 // errStopped when the gate is not running.
-func (g *popGate) enter(ctx context.Context, key string) (leave func(), err error) {
+func (g *callGate) enter(ctx context.Context, key string) (leave func(), err error) {
 	return g.enterUntil(ctx, key, time.Time{})
 }
 
 // enterUntil is enter waiting at most until until (unless zero): the request's wait deadline,
 // since waiting here counts against DB_CONNECTION_TIMEOUT like waiting for a pooled connection
 // (docs/api/operations.md §9.1). It returns errGateTimeout at until.
-func (g *popGate) enterUntil(ctx context.Context, key string, until time.Time) (leave func(), err error) {
+func (g *callGate) enterUntil(ctx context.Context, key string, until time.Time) (leave func(), err error) {
 	g.mu.Lock()
 	done := g.done
 	if done == nil || !g.Running() {
@@ -97,8 +101,8 @@ func (g *popGate) enterUntil(ctx context.Context, key string, until time.Time) (
 	return nil, err
 }
 
-// release forgets a pop that left or gave up, and the key's slot with the last of them.
-func (g *popGate) release(key string, s *gateSlot) {
+// release forgets a call that left or gave up, and the key's slot with the last of them.
+func (g *callGate) release(key string, s *gateSlot) {
 	g.mu.Lock()
 	s.users--
 	if s.users == 0 {

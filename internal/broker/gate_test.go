@@ -2,14 +2,17 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/queen-go/queen/internal/mq"
 )
 
 func TestPopGateBoundsConcurrentAttemptsPerKey(t *testing.T) {
-	g := popGate{size: 2}
+	g := callGate{size: 2}
 	startPart(t, &g)
 	var inside, most atomic.Int32
 	var wg sync.WaitGroup
@@ -49,4 +52,52 @@ func TestPopGateBoundsConcurrentAttemptsPerKey(t *testing.T) {
 	}
 	leave1()
 	leave2()
+}
+
+// Pops, acks and transactions enter the database through one consume gate: with its only
+// slot held, each waits (and gives up with its context) and changes nothing, while a push,
+// which has its own bound, goes through; once the slot frees, the same ack completes.
+func TestConsumeGateHoldsPopsAcksAndTransactions(t *testing.T) {
+	x := newBroker(t, Config{ConsumeCalls: 1})
+	q := queueName(t)
+	x.push(item(q, "", "a", "1"), item(q, "", "b", "2"))
+	p := x.pop(mq.PopRequest{Queue: q, Batch: 1})
+	if len(p.Messages) != 1 {
+		t.Fatalf("pop: %+v", p)
+	}
+	m := p.Messages[0]
+	ack := []mq.AckItem{{PartitionID: m.PartitionID, TransactionID: m.TransactionID, Group: mq.QueueMode,
+		Status: "completed", LeaseID: p.LeaseID}}
+	leave, err := x.b.consumeGate.enter(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := func(what string, call func(ctx context.Context) error) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		if err := call(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s at a full consume gate: %v, want it to wait until its context ends", what, err)
+		}
+	}
+	held("ack", func(ctx context.Context) error { _, err := x.b.Ack(ctx, ack); return err })
+	held("transaction", func(ctx context.Context) error {
+		_, err := x.b.Transaction(ctx, []mq.TxnEntry{{Ack: &ack[0]}, {Push: item(q, "", "c", "3")}}, nil, nil)
+		return err
+	})
+	held("pop", func(ctx context.Context) error {
+		_, err := x.b.Pop(ctx, mq.PopRequest{Queue: q, Group: "other", Batch: 10})
+		return err
+	})
+	x.push(item(q, "", "d", "4")) // pushes are not held
+	leave()
+
+	res, err := x.b.Ack(context.Background(), ack)
+	if err != nil || !res[0].Success || res[0].AlreadyCommitted {
+		t.Fatalf("ack after the slot freed: %+v %v (the held ack or transaction must not have applied)", res, err)
+	}
+	// Nothing of the held transaction was written: the queue holds a, b and d.
+	if got := x.pop(mq.PopRequest{Queue: q, Group: "other", Batch: 10}); len(got.Messages) != 3 {
+		t.Fatalf("the queue holds %d messages, want 3 (a, b, d)", len(got.Messages))
+	}
 }

@@ -140,7 +140,7 @@ func TestSignalerSendsWhatArrivesWithinTheGapInOneStatement(t *testing.T) {
 // The gate keeps a key's slot only while a pop of that key is inside or waiting, whether the
 // pops left, gave up on their context, or were turned away by Stop.
 func TestPopGateForgetsKeysOfFinishedPops(t *testing.T) {
-	g := &popGate{size: 2}
+	g := &callGate{size: 2}
 	startPart(t, g)
 	var wg sync.WaitGroup
 	for i := range 50 {
@@ -183,13 +183,13 @@ func TestPopGateForgetsKeysOfFinishedPops(t *testing.T) {
 	}
 }
 
-func gateKeys(g *popGate) int {
+func gateKeys(g *callGate) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.slots)
 }
 
-func gateUsers(g *popGate, key string) int {
+func gateUsers(g *callGate, key string) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s := g.slots[key]; s != nil {

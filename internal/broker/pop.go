@@ -42,9 +42,12 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 		var msgs []mq.Message
 		leave, err := b.popGate.enterUntil(actx, gateKey, b.store.WaitDeadline(actx))
 		if err == nil {
-			dctx, span := b.startDB(actx, "pop")
-			msgs, err = b.store.Pop(dctx, sr)
-			endSpan(span, err)
+			err = b.consume(actx, func() error {
+				dctx, span := b.startDB(actx, "pop")
+				msgs, err = b.store.Pop(dctx, sr)
+				endSpan(span, err)
+				return err
+			})
 			leave()
 		}
 		if err != nil {

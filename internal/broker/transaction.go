@@ -42,9 +42,13 @@ func (b *Broker) transaction(ctx context.Context, entries []mq.TxnEntry, require
 	}
 	// Every caller is in the default tenant until tenancy (docs/api/concepts.md §14) lands; the store
 	// already enforces the boundary for the tenant it is given.
-	dctx, span := b.startDB(ctx, "transaction")
-	res, err := b.store.Transaction(dctx, pushes, acks, required, producerSub, defaultTenant)
-	endSpan(span, err)
+	var res []mq.TxnResult
+	err := b.consume(ctx, func() (err error) {
+		dctx, span := b.startDB(ctx, "transaction")
+		res, err = b.store.Transaction(dctx, pushes, acks, required, producerSub, defaultTenant)
+		endSpan(span, err)
+		return err
+	})
 	var rb *mq.RollbackError
 	if errors.As(err, &rb) {
 		out.Rollback = rb.Error()

@@ -84,6 +84,9 @@ type Config struct {
 	// PushConcurrency bounds concurrent push calls to the database (PUSH_CONCURRENCY); 0 picks
 	// the CPU count, at least 2.
 	PushConcurrency int
+	// ConsumeConcurrency bounds the pops, acks and transactions running in the database at
+	// once (CONSUME_CONCURRENCY); 0 picks two per CPU, at least 4.
+	ConsumeConcurrency int
 	// DBConnectionTimeout bounds the wait for a pool connection
 	// (DB_CONNECTION_TIMEOUT).
 	DBConnectionTimeout time.Duration

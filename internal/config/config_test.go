@@ -263,7 +263,7 @@ func TestSpecVariablesCovered(t *testing.T) {
 		JWT_JWKS_TIMEOUT_MS JWT_ROLES_CLAIM JWT_ROLES_ARRAY_CLAIM JWT_ROLE_ADMIN JWT_ROLE_READ_WRITE
 		JWT_ROLE_READ_ONLY JWT_TENANT_CLAIM
 		HTTP_IDLE_TIMEOUT HTTP_READ_TIMEOUT QUEEN_MAX_INFLIGHT_BODY_BYTES`)
-	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", // queen-go's own additions, not in the API reference
+	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", "CONSUME_CONCURRENCY", // queen-go's own additions, not in the API reference
 		"LOG_FORMAT", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}
 	have := map[string]bool{}
 	for _, v := range variables {

@@ -7,8 +7,8 @@ import (
 )
 
 // Every variable the broker reads is listed in docs/api/operations.md §1.3, queen-go's own
-// additions included (LOG_FORMAT, OTEL_*, PPROF_ADDR, PUSH_CONCURRENCY), so the reference an
-// operator reads cannot fall behind the configuration (the other direction is
+// additions included (LOG_FORMAT, OTEL_*, PPROF_ADDR, PUSH_CONCURRENCY, CONSUME_CONCURRENCY),
+// so the reference an operator reads cannot fall behind the configuration (the other direction is
 // TestSpecVariablesCovered).
 func TestOperationsTableListsEveryVariable(t *testing.T) {
 	b, err := os.ReadFile("../../docs/api/operations.md")
