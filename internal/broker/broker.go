@@ -5,6 +5,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -161,10 +162,15 @@ func (b *Broker) parts() []lifecycle.Service {
 }
 
 // consume runs one pop attempt, ack or transaction call in the database once the consume
-// gate admits it, waiting at most until the request's wait deadline.
+// gate admits it, waiting at most until the request's wait deadline. A wait that ends
+// unavailable (the deadline passed, the broker stopped) counts for the outage summary like a
+// failed database call.
 func (b *Broker) consume(ctx context.Context, call func() error) error {
 	leave, err := b.consumeGate.enterUntil(ctx, "", b.store.WaitDeadline(ctx))
 	if err != nil {
+		if errors.Is(err, mq.ErrUnavailable) {
+			store.MarkUnavailable(ctx)
+		}
 		return err
 	}
 	defer leave()

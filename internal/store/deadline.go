@@ -127,7 +127,7 @@ func (s *Store) workContext(ctx context.Context) (context.Context, context.Cance
 }
 
 // MarkUnavailable records that the request ctx (given to Request) was answered as
-// unavailable by a wait in front of the database (the broker's push coalescer or pop gate),
+// unavailable by a wait in front of the database (the broker's push coalescer, pop gate or consume gate),
 // so the outage summary counts it like a request a database call failed.
 func MarkUnavailable(ctx context.Context) { markUnavailable(ctx) }
 
