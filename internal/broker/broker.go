@@ -42,6 +42,12 @@ type Config struct {
 	// (CONSUME_CONCURRENCY; default: two per CPU, at least 4). More wait in the broker, within
 	// DB_CONNECTION_TIMEOUT like a wait for a pooled connection. See callGate.
 	ConsumeCalls int
+	// ConsumeWait is how long a call waits for a consume-gate slot before it goes in without
+	// one (default 250 ms). The slots bound calls that use CPU; a slot holder that is waiting
+	// on a row lock (an ack behind a queue deletion, say) uses none, and without this bound a
+	// few of them would hold up every consumer of every queue, and fail those that wait past
+	// DB_CONNECTION_TIMEOUT. The pool still bounds the calls that go in.
+	ConsumeWait time.Duration
 	// WithoutListener leaves the notification listener off, so this instance hears only its
 	// own wake-ups: tests use it to prove a wake-up was local.
 	WithoutListener bool
@@ -95,6 +101,9 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 	}
 	if cfg.ConsumeCalls <= 0 {
 		cfg.ConsumeCalls = max(4, 2*runtime.NumCPU())
+	}
+	if cfg.ConsumeWait <= 0 {
+		cfg.ConsumeWait = 250 * time.Millisecond
 	}
 	if cfg.Recorder == nil {
 		cfg.Recorder = nopRecorder{}
@@ -162,11 +171,20 @@ func (b *Broker) parts() []lifecycle.Service {
 }
 
 // consume runs one pop attempt, ack or transaction call in the database once the consume
-// gate admits it, waiting at most until the request's wait deadline. A wait that ends
-// unavailable (the deadline passed, the broker stopped) counts for the outage summary like a
-// failed database call.
+// gate admits it, or without a slot once it has waited ConsumeWait (see Config). A wait that
+// ends unavailable first (the request's wait deadline passed, the broker stopped) counts for
+// the outage summary like a failed database call.
 func (b *Broker) consume(ctx context.Context, call func() error) error {
-	leave, err := b.consumeGate.enterUntil(ctx, "", b.store.WaitDeadline(ctx))
+	deadline := b.store.WaitDeadline(ctx)
+	through := time.Now().Add(b.cfg.ConsumeWait)
+	until, beside := deadline, through.Before(deadline)
+	if beside {
+		until = through
+	}
+	leave, err := b.consumeGate.enterUntil(ctx, "", until)
+	if errors.Is(err, errGateTimeout) && beside {
+		leave, err = func() {}, nil // the slot holders are stalled: go in beside them
+	}
 	if err != nil {
 		if errors.Is(err, mq.ErrUnavailable) {
 			store.MarkUnavailable(ctx)

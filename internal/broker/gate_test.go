@@ -58,7 +58,7 @@ func TestPopGateBoundsConcurrentAttemptsPerKey(t *testing.T) {
 // slot held, each waits (and gives up with its context) and changes nothing, while a push,
 // which has its own bound, goes through; once the slot frees, the same ack completes.
 func TestConsumeGateHoldsPopsAcksAndTransactions(t *testing.T) {
-	x := newBroker(t, Config{ConsumeCalls: 1})
+	x := newBroker(t, Config{ConsumeCalls: 1, ConsumeWait: time.Hour})
 	q := queueName(t)
 	x.push(item(q, "", "a", "1"), item(q, "", "b", "2"))
 	p := x.pop(mq.PopRequest{Queue: q, Batch: 1})
@@ -99,5 +99,34 @@ func TestConsumeGateHoldsPopsAcksAndTransactions(t *testing.T) {
 	// Nothing of the held transaction was written: the queue holds a, b and d.
 	if got := x.pop(mq.PopRequest{Queue: q, Group: "other", Batch: 10}); len(got.Messages) != 3 {
 		t.Fatalf("the queue holds %d messages, want 3 (a, b, d)", len(got.Messages))
+	}
+}
+
+// A slot holder may be stalled on a row lock, using no CPU: a call that has waited ConsumeWait
+// goes in beside it instead of waiting for it (or failing at DB_CONNECTION_TIMEOUT). With the
+// only slot held for good, a pop, an ack and a transaction all complete.
+func TestConsumeGateLetsCallsPastAStalledHolder(t *testing.T) {
+	x := newBroker(t, Config{ConsumeCalls: 1, ConsumeWait: 20 * time.Millisecond})
+	q := queueName(t)
+	x.push(item(q, "", "a", "1"), item(q, "", "b", "2"))
+	leave, err := x.b.consumeGate.enter(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leave()
+	p := x.pop(mq.PopRequest{Queue: q, Batch: 1})
+	if len(p.Messages) != 1 {
+		t.Fatalf("pop beside a stalled holder: %+v", p)
+	}
+	if r := x.ackOne(p, "", "completed"); !r.Success {
+		t.Fatalf("ack beside a stalled holder: %+v", r)
+	}
+	p = x.pop(mq.PopRequest{Queue: q, Batch: 1})
+	m := p.Messages[0]
+	out, err := x.b.Transaction(context.Background(), []mq.TxnEntry{{Ack: &mq.AckItem{PartitionID: m.PartitionID,
+		TransactionID: m.TransactionID, Group: mq.QueueMode, Status: "completed", LeaseID: p.LeaseID}},
+		{Push: item(q, "", "c", "3")}}, nil, nil)
+	if err != nil || out.Rollback != "" {
+		t.Fatalf("transaction beside a stalled holder: %+v %v", out, err)
 	}
 }
