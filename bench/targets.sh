@@ -2,6 +2,7 @@
 # Runs every scenario of the performance targets (issue "Benchmarks") RUNS times against a
 # fresh database, each against a freshly started broker, and prints the median of each as a
 # Markdown table row. Loopback only. Usage: bench/targets.sh [RUNS]   (default 3)
+# ONLY=name,name runs those rows only (the names in the first column of SCENARIOS below).
 # Needs PostgreSQL on 127.0.0.1:5432 (trust auth, user postgres) and Go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,7 @@ median() { sort -t$'\t' -k5 -n | awk -v n="$RUNS" 'NR==int((n+1)/2)'; }
 echo "| scenario | params | msgs/s | p99 ms | baseline rows/s | ratio % | peak RSS MB | CPU µs/msg: broker / PostgreSQL / load generator / machine | baseline µs/row: load generator / machine |"
 echo "|---|---|---|---|---|---|---|---|---|"
 while IFS='|' read -r name args; do
+	if [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
 	for i in $(seq 1 "$RUNS"); do run_one "$name-$i" $args -duration 10s; done | tee -a "$OUT/runs.tsv" | median |
 		awk -F'\t' -v a="$args" '{printf "| %s | `%s` | %s | %s | %s | %s | %s | %s | %s |\n", $1, a, $2, $3, $4, $5, $6, $7, $8}'
 done <<'SCENARIOS'
@@ -52,8 +54,11 @@ push1x200|-scenario push -batch 1 -conns 200 -partitions 10
 push1x50|-scenario push -batch 1 -conns 50 -partitions 10
 popack100|-scenario popack -batch 100 -conns 20 -partitions 20 -ack batch
 popack1|-scenario popack -batch 1 -conns 50 -partitions 50 -ack ack -messages 30000 -baseline-conns 16
+popack1auto|-scenario popack -batch 1 -conns 50 -partitions 50 -ack auto -messages 30000 -baseline-conns 16
 txn|-scenario txn -conns 50 -partitions 50 -messages 10000 -baseline-conns 16
 autoack100|-scenario popack -batch 100 -conns 20 -partitions 20 -ack auto
+autoack100k|-scenario popack -batch 100 -conns 25 -partitions 500 -ack auto -messages 100000
+autoack1m|-scenario popack -batch 100 -conns 25 -partitions 500 -ack auto -messages 1000000
 partitions|-scenario partitions -batch 10 -conns 20
 SCENARIOS
 psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
