@@ -34,18 +34,20 @@ r = json.load(open(sys.argv[1]))
 b = r.get("baseline") or {}
 c, bc = r.get("cpu") or {}, b.get("cpu") or {}
 cpu = f'{c.get("brokerUs", 0):.1f} / {c.get("databaseUs", 0):.1f} / {c.get("generatorUs", 0):.1f} / {c.get("machineUs", 0):.1f}'
-print(f'{r["scenario"]}\t{r["msgsPerSec"]:.0f}\t{r["p99Ns"]/1e6:.1f}\t{b.get("rowsPerSec", 0):.0f}\t{r.get("ratio", 0)*100:.0f}\t{r.get("brokerPeakRssBytes", 0)/2**20:.0f}\t{cpu}\t{bc.get("generatorUs", 0):.1f} / {bc.get("machineUs", 0):.1f}')
+pc = r.get("requestsPerCall") or {}
+calls = " ".join(f'{k} {pc[k]:.1f}' for k in ("pop", "ack", "transaction") if k in pc) or "-"
+print(f'{r["scenario"]}\t{r["msgsPerSec"]:.0f}\t{r["p99Ns"]/1e6:.1f}\t{b.get("rowsPerSec", 0):.0f}\t{r.get("ratio", 0)*100:.0f}\t{r.get("brokerPeakRssBytes", 0)/2**20:.0f}\t{cpu}\t{bc.get("generatorUs", 0):.1f} / {bc.get("machineUs", 0):.1f}\t{calls}\t{r["p50Ns"]/1e6:.1f}')
 PY
 }
 
 median() { sort -t$'\t' -k5 -n | awk -v n="$RUNS" 'NR==int((n+1)/2)'; }
 
-echo "| scenario | params | msgs/s | p99 ms | baseline rows/s | ratio % | peak RSS MB | CPU µs/msg: broker / PostgreSQL / load generator / machine | baseline µs/row: load generator / machine |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| scenario | params | msgs/s | p50 / p99 ms | baseline rows/s | ratio % | peak RSS MB | CPU µs/msg: broker / PostgreSQL / load generator / machine | baseline µs/row: load generator / machine | requests per call |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 while IFS='|' read -r name args; do
 	if [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
 	for i in $(seq 1 "$RUNS"); do run_one "$name-$i" $args -duration 10s; done | tee -a "$OUT/runs.tsv" | median |
-		awk -F'\t' -v a="$args" '{printf "| %s | `%s` | %s | %s | %s | %s | %s | %s | %s |\n", $1, a, $2, $3, $4, $5, $6, $7, $8}'
+		awk -F'\t' -v a="$args" '{printf "| %s | `%s` | %s | %s / %s | %s | %s | %s | %s | %s | %s |\n", $1, a, $2, $10, $3, $4, $5, $6, $7, $8, $9}'
 done <<'SCENARIOS'
 push100|-scenario push -batch 100 -conns 50 -partitions 10
 push100x500|-scenario push -batch 100 -conns 50 -partitions 500
@@ -62,5 +64,5 @@ autoack1m|-scenario popack -batch 100 -conns 25 -partitions 500 -ack auto -messa
 partitions|-scenario partitions -batch 10 -conns 20
 SCENARIOS
 psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
-echo "Every run (scenario, msgs/s, p99 ms, baseline, ratio %, RSS MB, CPU, baseline CPU):" >&2
+echo "Every run (scenario, msgs/s, p99 ms, baseline, ratio %, RSS MB, CPU, baseline CPU, requests per call, p50 ms):" >&2
 cat "$OUT/runs.tsv" >&2

@@ -96,6 +96,9 @@ func printTable(w io.Writer, r bench.Result) {
 		fmt.Fprintf(tw, "broker\tcpu %.1f s  peak RSS %.1f MB\n", r.CPUSeconds, float64(r.PeakRSSBytes)/(1<<20))
 	}
 	printCPU(tw, "cpu per msg", r.CPU)
+	if len(r.RequestsPerCall) > 0 {
+		fmt.Fprintf(tw, "requests per database call\t%s\n", bench.FormatPerCall(r.RequestsPerCall))
+	}
 	if r.Baseline != nil {
 		fmt.Fprintf(tw, "baseline\t%.0f rows/s (%s)\n", r.Baseline.RowsPerSec, r.Baseline.Name)
 		printCPU(tw, "baseline cpu per row", r.Baseline.CPU)

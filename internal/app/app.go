@@ -155,7 +155,14 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	a.metrics = metrics.New(metrics.Options{WorkerID: cfg.WorkerID, Store: a.store, Hub: a.hub,
 		SampleInterval: cfg.MetricsSampleInterval, FlushInterval: cfg.MetricsAggregateInterval, Log: log,
 		// The broker is built below (it records into the metrics); scrapes come only after New.
-		Maintenance: func() (push, pop bool) { return a.broker.PushMaintenance(), a.broker.PopMaintenance() }})
+		Maintenance: func() (push, pop bool) { return a.broker.PushMaintenance(), a.broker.PopMaintenance() },
+		ConsumerCalls: func() []metrics.CallCount {
+			var out []metrics.CallCount
+			for _, c := range a.broker.CallCounts() {
+				out = append(out, metrics.CallCount{Kind: c.Kind, Calls: c.Calls, Requests: c.Requests})
+			}
+			return out
+		}})
 	a.jobs = maintenance.New(a.store, maintenance.Config{
 		WorkerID:                  cfg.WorkerID,
 		RetentionInterval:         cfg.RetentionInterval,

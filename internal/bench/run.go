@@ -87,6 +87,7 @@ func (r *runner) measure(ctx context.Context, name string, n int, done func(*rec
 	work func(ctx context.Context, worker int, rec *recorder) error) Result {
 	rec := &recorder{}
 	sampler := startSampler(ctx, r.cfg.PID)
+	calls0 := r.api.callCounts(ctx)
 	cpu0 := takeCPU(r.cfg.PID)
 	// The window starts after the CPU snapshot (reading /proc for every PostgreSQL process
 	// takes a while on a loaded machine). Workers stop starting requests when it ends and let
@@ -113,10 +114,12 @@ func (r *runner) measure(ctx context.Context, name string, n int, done func(*rec
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpu1 := takeCPU(r.cfg.PID)
+	calls1 := r.api.callCounts(ctx)
 	stopProgress()
 	res := rec.result(name, r.cfg.params(), elapsed)
 	res.CPU = cpu1.costSince(cpu0, float64(res.Messages))
 	res.CPUSeconds, res.PeakRSSBytes = cpu1.broker-cpu0.broker, sampler.finish()
+	res.RequestsPerCall = perCall(calls0, calls1)
 	return res
 }
 

@@ -28,6 +28,10 @@ type Result struct {
 	CPU          *CPUCost      `json:"cpu,omitempty"`
 	Baseline     *Baseline     `json:"baseline,omitempty"`
 	Ratio        float64       `json:"ratio,omitempty"`
+	// RequestsPerCall is the mean number of pop, ack and transaction requests the broker merged
+	// into one database call during the phase, per kind (docs/design.md, "Group commit for
+	// consumers"); 1 means nothing was merged.
+	RequestsPerCall map[string]float64 `json:"requestsPerCall,omitempty"`
 }
 
 // Baseline is PostgreSQL's own throughput for the comparable plain-table workload.

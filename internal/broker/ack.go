@@ -5,34 +5,85 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
 )
 
 // ack evaluates and applies acknowledgements in one transaction. Items must carry
-// normalised statuses and a group.
+// normalised statuses and a group. Requests that wait for the database are merged into one
+// call (mergeAcks).
 func (b *Broker) ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, error) {
 	canon := make([]mq.AckItem, len(items))
 	for i, it := range items {
 		canon[i] = canonicalAck(it)
 	}
-	var res []mq.AckResult
-	err := b.consume(ctx, func() (err error) {
-		dctx, span := b.startDB(ctx, "ack")
-		res, err = b.store.Ack(dctx, canon)
-		endSpan(span, err)
-		return err
-	})
-	if err != nil {
+	req := &ackReq{items: canon}
+	if err := merged(b.acks, newJob(ctx, req), b.consumeSlot, b.runAcks); err != nil {
 		return nil, err
 	}
 	var rel releases
-	for i, r := range res {
+	for i, r := range req.res {
 		if r.Success && r.LeaseReleased && !r.AlreadyCommitted && r.Queue != nil {
 			rel.add(*r.Queue, canon[i].PartitionID, canon[i].Group)
 		}
 	}
 	b.wakeReleased(rel)
-	return res, nil
+	return req.res, nil
+}
+
+// ackReq is one ack request in the ack merger: its items, then its results.
+type ackReq struct {
+	items []mq.AckItem
+	res   []mq.AckResult
+}
+
+// maxAckCall bounds the requests of one merged ack call, and maxAckItems its items (a request
+// larger than that goes alone): past a few dozen requests a call only makes its first ones
+// wait for the last, and the batch path already carries large requests in one call.
+const (
+	maxAckCall  = 64
+	maxAckItems = 1000
+)
+
+// newAckMerger merges ack requests while the call stays within maxAckItems.
+func newAckMerger() *merger[ackReq] {
+	return &merger[ackReq]{max: maxAckCall, maxWeight: maxAckItems, weight: func(r *ackReq) int { return len(r.items) }}
+}
+
+// runAcks applies a merged call of ack requests in one transaction (store.AckMany: each
+// request evaluated as alone, in order). A call of several that PostgreSQL failed as a whole (a
+// deadlock, a serialization failure, its lock or statement timeout: store.ServerAnswered) is
+// retried request by request, each under its own deadlines, so one request never fails
+// another; one that lost the database (no connection, no answer within the deadline) fails
+// them all, as each would have failed alone.
+func (b *Broker) runAcks(call []*mergeJob[ackReq]) {
+	ctx := callContext(b.store, call)
+	reqs := make([][]mq.AckItem, len(call))
+	for i, j := range call {
+		reqs[i] = j.req.items
+	}
+	dctx, span := b.startDB(ctx, "ack")
+	res, err := b.store.AckMany(dctx, reqs)
+	endSpan(span, err)
+	switch {
+	case err == nil:
+		for i, j := range call {
+			j.req.res = res[i]
+			j.answer(nil)
+		}
+	case len(call) == 1 || !store.ServerAnswered(err):
+		markCall(call, err)
+		for _, j := range call {
+			j.answer(err)
+		}
+	default:
+		for _, j := range call {
+			dctx, span := b.startDB(j.ctx, "ack")
+			j.req.res, err = b.store.Ack(dctx, j.req.items)
+			endSpan(span, err)
+			j.answer(err)
+		}
+	}
 }
 
 // queueSet collects distinct queue names in first-seen order.

@@ -72,8 +72,12 @@ type Broker struct {
 	popGate *callGate
 	// consumeGate holds every pop attempt, ack and transaction to ConsumeCalls at once.
 	consumeGate *callGate
-	hub         *waiter.Hub
-	modes       modes // the maintenance flags (maintenance.go)
+	// pops, acks and txns merge the requests waiting at the consume gate into shared calls (merge.go).
+	pops  *merger[popReq]
+	acks  *merger[ackReq]
+	txns  *merger[txnReq]
+	hub   *waiter.Hub
+	modes modes // the maintenance flags (maintenance.go)
 	// spooling is the file buffer a push goes to when the database is unavailable.
 	spooling spooling
 	cfg      Config
@@ -115,7 +119,8 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 		pushes: &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute,
 			waitDeadline: st.WaitDeadline},
 		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second, gap: signalGap, kick: make(chan struct{}, 1)},
-		popGate: &callGate{size: 4}, consumeGate: &callGate{size: cfg.ConsumeCalls}, modes: newModes()}
+		popGate: &callGate{size: 4}, consumeGate: &callGate{size: cfg.ConsumeCalls}, modes: newModes(),
+		pops: newPopMerger(), acks: newAckMerger(), txns: newTxnMerger()}
 }
 
 // errStopped answers work a broker refuses because it is not running: for the wire, the
@@ -171,17 +176,28 @@ func (b *Broker) parts() []lifecycle.Service {
 }
 
 // consume runs one pop attempt, ack or transaction call in the database once the consume
-// gate admits it, or without a slot once it has waited ConsumeWait (see Config). A wait that
-// ends unavailable first (the request's wait deadline passed, the broker stopped) counts for
-// the outage summary like a failed database call.
+// gate admits it (consumeSlot).
 func (b *Broker) consume(ctx context.Context, call func() error) error {
+	leave, err := b.consumeSlot(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return call()
+}
+
+// consumeSlot waits for a consume-gate slot, or goes in without one once it has waited
+// ConsumeWait (see Config), or gives up with errAborted when abort is closed (a merged call
+// took the request). A wait that ends unavailable first (the request's wait deadline passed,
+// the broker stopped) counts for the outage summary like a failed database call.
+func (b *Broker) consumeSlot(ctx context.Context, abort <-chan struct{}) (leave func(), err error) {
 	deadline := b.store.WaitDeadline(ctx)
 	through := time.Now().Add(b.cfg.ConsumeWait)
 	until, beside := deadline, through.Before(deadline)
 	if beside {
 		until = through
 	}
-	leave, err := b.consumeGate.enterUntil(ctx, "", until)
+	leave, err = b.consumeGate.enterOr(ctx, "", until, abort)
 	if errors.Is(err, errGateTimeout) && beside {
 		leave, err = func() {}, nil // the slot holders are stalled: go in beside them
 	}
@@ -189,10 +205,9 @@ func (b *Broker) consume(ctx context.Context, call func() error) error {
 		if errors.Is(err, mq.ErrUnavailable) {
 			store.MarkUnavailable(ctx)
 		}
-		return err
+		return nil, err
 	}
-	defer leave()
-	return call()
+	return leave, nil
 }
 
 // Hub is the broker's parked-pop registry.

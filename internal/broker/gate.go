@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -60,6 +61,15 @@ func (g *callGate) enter(ctx context.Context, key string) (leave func(), err err
 // since waiting here counts against DB_CONNECTION_TIMEOUT like waiting for a pooled connection
 // (docs/api/operations.md §9.1). It returns errGateTimeout at until.
 func (g *callGate) enterUntil(ctx context.Context, key string, until time.Time) (leave func(), err error) {
+	return g.enterOr(ctx, key, until, nil)
+}
+
+// errAborted answers a wait for a slot that its abort channel ended: a merged call took the
+// request (merge.go), which no longer needs a slot of its own.
+var errAborted = errors.New("the request was taken by a merged call")
+
+// enterOr is enterUntil that also gives up, with errAborted, when abort is closed (nil: never).
+func (g *callGate) enterOr(ctx context.Context, key string, until time.Time, abort <-chan struct{}) (leave func(), err error) {
 	g.mu.Lock()
 	done := g.done
 	if done == nil || !g.Running() {
@@ -94,6 +104,8 @@ func (g *callGate) enterUntil(ctx context.Context, key string, until time.Time) 
 		err = errGateTimeout
 	case <-ctx.Done():
 		err = ctx.Err()
+	case <-abort:
+		err = errAborted
 	case <-done:
 		err = errStopped
 	}

@@ -39,17 +39,20 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 		if attempt == 0 {
 			actx = store.OneBudget(ctx)
 		}
-		var msgs []mq.Message
-		leave, err := b.popGate.enterUntil(actx, gateKey, b.store.WaitDeadline(actx))
-		if err == nil {
-			err = b.consume(actx, func() error {
-				dctx, span := b.startDB(actx, "pop")
-				msgs, err = b.store.Pop(dctx, sr)
-				endSpan(span, err)
-				return err
-			})
-			leave()
-		}
+		preq := &popReq{sr: sr}
+		err := merged(b.pops, newJob(actx, preq), func(ctx context.Context, abort <-chan struct{}) (func(), error) {
+			leavePop, err := b.popGate.enterOr(ctx, gateKey, b.store.WaitDeadline(ctx), abort)
+			if err != nil {
+				return nil, err
+			}
+			leave, err := b.consumeSlot(ctx, abort)
+			if err != nil {
+				leavePop()
+				return nil, err
+			}
+			return func() { leave(); leavePop() }, nil
+		}, b.runPops)
+		msgs := preq.msgs
 		if err != nil {
 			// The first attempt answers its failure (503). A parked pop keeps waiting and
 			// answers 204 at its deadline; a claim an abandoned attempt may have committed is
@@ -87,6 +90,65 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 			return res, nil
 		}
 		timer.Stop()
+	}
+}
+
+// popReq is one pop attempt in the pop merger: what it claims, then what it got.
+type popReq struct {
+	sr   store.PopRequest
+	msgs []mq.Message
+}
+
+// maxPopCall bounds the pops one merged call serves: each is one more pair for the call's walk
+// to claim, and the call's first pops wait for its last.
+const maxPopCall = 32
+
+// newPopMerger merges pop attempts of the same target, group and options (samePop).
+func newPopMerger() *merger[popReq] {
+	return &merger[popReq]{max: maxPopCall, joins: samePop}
+}
+
+// samePop reports whether two pop attempts may share a call: the same target and consumer
+// group, the same options but the batch size. Subscription mode "new" registers a group with
+// the arrival time of the call's first pop (the earliest of the call), the only time it is read.
+func samePop(a, b *popReq) bool {
+	x, y := a.sr, b.sr
+	return x.Queue == y.Queue && x.Partition == y.Partition && x.Namespace == y.Namespace && x.Task == y.Task &&
+		x.Group == y.Group && x.Partitions == y.Partitions && x.AutoAck == y.AutoAck &&
+		x.SubscriptionMode == y.SubscriptionMode &&
+		(x.SubscriptionMode != "timestamp" || x.SubscriptionFrom.Equal(*y.SubscriptionFrom))
+}
+
+// runPops serves a merged call of pop attempts with one walk (store.PopMany), each attempt
+// with its own batch size and lease; no two get the same pair. A call of several that
+// PostgreSQL failed as a whole is retried attempt by attempt, as runAcks does.
+func (b *Broker) runPops(call []*mergeJob[popReq]) {
+	ctx := callContext(b.store, call)
+	shares := make([]store.PopShare, len(call))
+	for i, j := range call {
+		shares[i] = store.PopShare{Batch: j.req.sr.Batch, LeaseID: j.req.sr.LeaseID}
+	}
+	dctx, span := b.startDB(ctx, "pop")
+	out, err := b.store.PopMany(dctx, call[0].req.sr, shares)
+	endSpan(span, err)
+	switch {
+	case err == nil:
+		for i, j := range call {
+			j.req.msgs = out[i]
+			j.answer(nil)
+		}
+	case len(call) == 1 || !store.ServerAnswered(err):
+		markCall(call, err)
+		for _, j := range call {
+			j.answer(err)
+		}
+	default:
+		for _, j := range call {
+			dctx, span := b.startDB(j.ctx, "pop")
+			j.req.msgs, err = b.store.Pop(dctx, j.req.sr)
+			endSpan(span, err)
+			j.answer(err)
+		}
 	}
 }
 

@@ -42,13 +42,10 @@ func (b *Broker) transaction(ctx context.Context, entries []mq.TxnEntry, require
 	}
 	// Every caller is in the default tenant until tenancy (docs/api/concepts.md §14) lands; the store
 	// already enforces the boundary for the tenant it is given.
-	var res []mq.TxnResult
-	err := b.consume(ctx, func() (err error) {
-		dctx, span := b.startDB(ctx, "transaction")
-		res, err = b.store.Transaction(dctx, pushes, acks, required, producerSub, defaultTenant)
-		endSpan(span, err)
-		return err
-	})
+	req := &txnReq{call: store.TxnCall{Pushes: pushes, Acks: acks, Required: required, ProducerSub: producerSub,
+		Tenant: defaultTenant}}
+	err := merged(b.txns, newJob(ctx, req), b.consumeSlot, b.runTxns)
+	res := req.res
 	var rb *mq.RollbackError
 	if errors.As(err, &rb) {
 		out.Rollback = rb.Error()
@@ -76,3 +73,57 @@ func (b *Broker) transaction(ctx context.Context, entries []mq.TxnEntry, require
 
 // defaultTenant is the single tenant of a broker without tenancy.
 const defaultTenant = ""
+
+// txnReq is one transaction request in the transaction merger: what it does, then its results.
+type txnReq struct {
+	call store.TxnCall
+	res  []mq.TxnResult
+}
+
+// newTxnMerger merges transaction requests up to the store's bound per call
+// (store.MaxTxnCall: each request is a subtransaction).
+func newTxnMerger() *merger[txnReq] {
+	return &merger[txnReq]{max: store.MaxTxnCall}
+}
+
+// runTxns runs a merged call of transaction requests in one PostgreSQL transaction, each in
+// a subtransaction of its own (store.Transactions): each request is still all or nothing and
+// gets exactly the answer it would have alone, and the call commits once, before any request
+// is answered. A call of several that PostgreSQL failed as a whole is retried request by
+// request, as runAcks does.
+func (b *Broker) runTxns(call []*mergeJob[txnReq]) {
+	if len(call) == 1 {
+		j := call[0]
+		dctx, span := b.startDB(j.ctx, "transaction")
+		res, err := b.store.Transaction(dctx, j.req.call.Pushes, j.req.call.Acks, j.req.call.Required,
+			j.req.call.ProducerSub, j.req.call.Tenant)
+		endSpan(span, err)
+		j.req.res = res
+		j.answer(err)
+		return
+	}
+	ctx := callContext(b.store, call)
+	calls := make([]store.TxnCall, len(call))
+	for i, j := range call {
+		calls[i] = j.req.call
+	}
+	dctx, span := b.startDB(ctx, "transaction")
+	out, err := b.store.Transactions(dctx, calls)
+	endSpan(span, err)
+	switch {
+	case err == nil:
+		for i, j := range call {
+			j.req.res = out[i].Results
+			j.answer(out[i].Err)
+		}
+	case !store.ServerAnswered(err):
+		markCall(call, err)
+		for _, j := range call {
+			j.answer(err)
+		}
+	default:
+		for _, j := range call {
+			b.runTxns([]*mergeJob[txnReq]{j})
+		}
+	}
+}

@@ -32,6 +32,18 @@ type Options struct {
 	// Maintenance reports the maintenance modes as this instance knows them, for their gauges;
 	// nil: both off.
 	Maintenance func() (push, pop bool)
+	// ConsumerCalls reports the consumer side's database calls and the requests they carried,
+	// per kind (pop, ack, transaction), for queen_consumer_db_calls_total and
+	// queen_consumer_db_call_requests_total; nil: none.
+	ConsumerCalls func() []CallCount
+}
+
+// CallCount is how many database calls one kind of consumer request made and how many requests
+// those calls carried: their ratio is the mean merged per call (docs/design.md, "Group commit
+// for consumers").
+type CallCount struct {
+	Kind            string
+	Calls, Requests int64
 }
 
 // Collector counts what this instance does. It implements broker.Recorder and

@@ -178,6 +178,14 @@ func (p promCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range instance {
 		emit(ch, m.name, m.help, m.counter, m.value)
 	}
+	if c.opts.ConsumerCalls != nil {
+		for _, cc := range c.opts.ConsumerCalls() {
+			emit(ch, "queen_consumer_db_calls_total", "Database calls of pops, acks and transactions, each carrying one or more merged requests.",
+				true, float64(cc.Calls), "kind", cc.Kind)
+			emit(ch, "queen_consumer_db_call_requests_total", "Requests carried by the database calls of pops, acks and transactions.",
+				true, float64(cc.Requests), "kind", cc.Kind)
+		}
+	}
 }
 
 // gauge is a flag's sample: 1 when on.

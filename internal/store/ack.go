@@ -78,6 +78,81 @@ func (s *Store) ackItems(ctx context.Context, items []mq.AckItem, required []str
 	return out, err
 }
 
+const sqlAckMany = `SELECT i, success, error, queue_name, partition_name, lease_released, dlq, already_committed
+	FROM qg_ack_many(p_starts => $1, p_pids => $2::uuid[], p_keys => $3, p_groups => $4, p_statuses => $5,
+		p_leases => $6::uuid[], p_errors => $7, p_now => $8)`
+
+// ackManyArgs are the parameters of qg_ack_many (see sqlCall): the requests' items flattened,
+// and where each request starts (1-based).
+type ackManyArgs struct {
+	Starts                 []int32
+	PIDs                   []*string
+	Keys, Groups, Statuses []string
+	Leases, Errors         []*string
+	Now                    any
+}
+
+func (a ackManyArgs) args() []any {
+	return []any{a.Starts, uuidParam(a.PIDs), a.Keys, a.Groups, a.Statuses, uuidParam(a.Leases), a.Errors, a.Now}
+}
+
+// AckMany applies several ack requests in one database transaction, each evaluated exactly as
+// Ack would alone, in order (a request sees what the ones before it did): the broker's ack
+// coalescer merges concurrent requests into one commit. out[r] are the results of reqs[r].
+// An error means nothing was applied.
+func (s *Store) AckMany(ctx context.Context, reqs [][]mq.AckItem) ([][]mq.AckResult, error) {
+	if len(reqs) == 1 {
+		r, err := s.Ack(ctx, reqs[0])
+		if err != nil {
+			return nil, err
+		}
+		return [][]mq.AckResult{r}, nil
+	}
+	n := 0
+	starts := make([]int32, len(reqs))
+	owner := make([]int32, 0, len(reqs)) // the request of each flattened item
+	for r, items := range reqs {
+		starts[r] = int32(n + 1)
+		n += len(items)
+		for range items {
+			owner = append(owner, int32(r))
+		}
+	}
+	all := make([]mq.AckItem, 0, n)
+	for _, items := range reqs {
+		all = append(all, items...)
+	}
+	a := ackArrays(all)
+	args := ackManyArgs{Starts: starts, PIDs: a.pids, Keys: a.keys, Groups: a.groups, Statuses: a.statuses,
+		Leases: a.leases, Errors: a.errors, Now: s.nowArg()}.args()
+	out := make([][]mq.AckResult, len(reqs))
+	for r, items := range reqs {
+		out[r] = make([]mq.AckResult, 0, len(items))
+	}
+	got := 0
+	err := s.queryRows(ctx, sqlAckMany, args, func(row rowScanner) error {
+		var i int32
+		var r mq.AckResult
+		if err := row.Scan(&i, &r.Success, &r.Error, &r.Queue, &r.Partition, &r.LeaseReleased, &r.DLQ, &r.AlreadyCommitted); err != nil {
+			return err
+		}
+		if i < 0 || int(i) >= n || int(i)-int(starts[owner[i]]-1) != len(out[owner[i]]) {
+			return fmt.Errorf("ack returned item %d out of order", i)
+		}
+		r.Error = ackVerdict(r.Error)
+		out[owner[i]] = append(out[owner[i]], r)
+		got++
+		return nil
+	})
+	if err == nil && got != n {
+		err = fmt.Errorf("ack returned %d results for %d items", got, n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ack: %w", err)
+	}
+	return out, nil
+}
+
 // ackCols are ack items as the column arrays the SQL functions take.
 type ackCols struct {
 	pids, leases, errors   []*string

@@ -48,6 +48,23 @@ func classify(err error) error {
 // (docs/api/operations.md §9.1); the transaction route answers them as its QDB rollback.
 func isServerTimeout(code string) bool { return code == "57014" || code == "55P03" }
 
+// ServerAnswered reports whether err is an answer of a working PostgreSQL: an error it raised
+// itself (a deadlock, a serialization failure, its own statement or lock timeout, a row of bad
+// input), not a lost connection, a shutdown, or the broker's own deadline. The broker retries a
+// merged call that failed so request by request: the database is there, and the cause may be
+// one request's.
+func ServerAnswered(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03":
+		return false
+	}
+	return !errors.Is(err, errDeadline)
+}
+
 // pgCode returns the SQLSTATE of err, or "".
 func pgCode(err error) string {
 	var pgErr *pgconn.PgError

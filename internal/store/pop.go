@@ -21,50 +21,79 @@ type PopRequest struct {
 	SubscriptionFrom  *time.Time // with mode timestamp
 }
 
-const sqlPop = `SELECT id::text, transaction_id, trace_id::text, payload, producer_sub, created_at,
+const sqlPop = `SELECT req, id::text, transaction_id, trace_id::text, payload, producer_sub, created_at,
 	partition_id::text, partition_name, queue_name, retry_count, encrypted
 	FROM qg_pop(p_queue => $1, p_partition => $2, p_namespace => $3, p_task => $4, p_group => $5,
-		p_batch => $6, p_max_partitions => $7, p_auto_ack => $8, p_lease_id => $9::uuid,
+		p_batches => $6, p_max_partitions => $7, p_auto_ack => $8, p_lease_ids => $9::uuid[],
 		p_sub_mode => $10, p_sub_ts => $11, p_now => $12)`
 
 // popArgs are the parameters of qg_pop (see sqlCall).
 type popArgs struct {
 	Queue, Partition, Namespace, Task any // filters, nil: any
 	Group                             string
-	Batch, MaxPartitions              int
+	Batches                           []int32 // per request
+	MaxPartitions                     int
 	AutoAck                           bool
-	LeaseID                           any // nil with AutoAck
+	LeaseIDs                          []*string // per request; nil with AutoAck
 	SubMode                           string
 	SubTS                             *time.Time
 	Now                               any
 }
 
 func (a popArgs) args() []any {
-	return []any{a.Queue, a.Partition, a.Namespace, a.Task, a.Group, a.Batch, a.MaxPartitions, a.AutoAck,
-		a.LeaseID, a.SubMode, a.SubTS, a.Now}
+	return []any{a.Queue, a.Partition, a.Namespace, a.Task, a.Group, a.Batches, a.MaxPartitions, a.AutoAck,
+		uuidParam(a.LeaseIDs), a.SubMode, a.SubTS, a.Now}
 }
 
 // Pop claims and returns deliverable messages; none is not an error.
 func (s *Store) Pop(ctx context.Context, r PopRequest) ([]mq.Message, error) {
-	var lease any
-	if !r.AutoAck {
-		lease = r.LeaseID
+	out, err := s.PopMany(ctx, r, []PopShare{{Batch: r.Batch, LeaseID: r.LeaseID}})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// PopShare is one request of a merged pop: its batch size and lease.
+type PopShare struct {
+	Batch   int
+	LeaseID string // ignored with AutoAck
+}
+
+// PopMany serves several pops of the same target, group and options (r; its Batch and LeaseID
+// are ignored) in one call: one walk of the work index claims pairs for shares[0] first, then
+// for shares[1] from the rest of the walk, and so on (qg_pop), so no two shares get the same
+// pair. out[i] are the messages of shares[i]; none is not an error.
+func (s *Store) PopMany(ctx context.Context, r PopRequest, shares []PopShare) ([][]mq.Message, error) {
+	batches, leases := make([]int32, len(shares)), make([]*string, len(shares))
+	for i, sh := range shares {
+		batches[i] = int32(max(sh.Batch, 1))
+		if !r.AutoAck {
+			leases[i] = strPtr(sh.LeaseID)
+		}
+	}
+	if r.AutoAck {
+		leases = nil
 	}
 	args := popArgs{Queue: nullIfEmpty(r.Queue), Partition: nullIfEmpty(r.Partition), Namespace: nullIfEmpty(r.Namespace),
-		Task: nullIfEmpty(r.Task), Group: r.Group, Batch: r.Batch, MaxPartitions: r.Partitions, AutoAck: r.AutoAck,
-		LeaseID: lease, SubMode: r.SubscriptionMode, SubTS: r.SubscriptionFrom, Now: s.nowArg()}.args()
-	var out []mq.Message
+		Task: nullIfEmpty(r.Task), Group: r.Group, Batches: batches, MaxPartitions: r.Partitions, AutoAck: r.AutoAck,
+		LeaseIDs: leases, SubMode: r.SubscriptionMode, SubTS: r.SubscriptionFrom, Now: s.nowArg()}.args()
+	out := make([][]mq.Message, len(shares))
 	run := func() error {
-		out = out[:0]
+		clear(out)
 		return s.queryRows(ctx, sqlPop, args, func(row rowScanner) error {
 			var m mq.Message
+			var req int32
 			var payload string
-			if err := row.Scan(&m.ID, &m.TransactionID, &m.TraceID, &payload, &m.ProducerSub, &m.CreatedAt,
+			if err := row.Scan(&req, &m.ID, &m.TransactionID, &m.TraceID, &payload, &m.ProducerSub, &m.CreatedAt,
 				&m.PartitionID, &m.Partition, &m.Queue, &m.RetryCount, &m.Encrypted); err != nil {
 				return err
 			}
+			if req < 1 || int(req) > len(out) {
+				return fmt.Errorf("pop returned a message for request %d of %d", req, len(out))
+			}
 			m.Payload = []byte(payload)
-			out = append(out, m)
+			out[req-1] = append(out[req-1], m)
 			return nil
 		})
 	}
@@ -79,7 +108,7 @@ func (s *Store) Pop(ctx context.Context, r PopRequest) ([]mq.Message, error) {
 		err = run()
 	}
 	if pgCode(err) == codeForeignKey {
-		return nil, nil
+		return make([][]mq.Message, len(shares)), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pop: %w", err)

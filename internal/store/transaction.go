@@ -79,20 +79,26 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 		}
 		return err
 	}
-	err := s.runCreating(ctx, c.queues, c.parts, run)
-	if err == nil {
-		return out, nil
+	if err := s.runCreating(ctx, c.queues, c.parts, run); err != nil {
+		return nil, txnError(err)
 	}
+	return out, nil
+}
+
+// txnError is what Transaction returns for a call that failed with err: *mq.RollbackError
+// for a rollback, else err wrapped (an ErrUnavailable one when the database could not be used).
+// Transactions answers each request's error with it too, so both say the same.
+func txnError(err error) error {
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && isServerTimeout(pgErr.Code):
 		// PostgreSQL ended the call and rolled it back: the outcome is known, so it is the
 		// documented QDB rollback rather than a 500 (docs/api/operations.md §9.1).
-		return nil, rollbackError(pgErr)
+		return rollbackError(pgErr)
 	case errors.Is(err, mq.ErrUnavailable) || !errors.As(err, &pgErr):
-		return nil, fmt.Errorf("transaction: %w", err)
+		return fmt.Errorf("transaction: %w", err)
 	default:
-		return nil, rollbackError(pgErr)
+		return rollbackError(pgErr)
 	}
 }
 

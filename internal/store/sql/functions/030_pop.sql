@@ -267,15 +267,36 @@ BEGIN
     ORDER BY m.position;
 END $$;
 
+-- One delivered message of qg_pop: the request it was claimed for (1-based), then the message.
+CREATE TYPE qg_pop_row AS (
+    req            integer,
+    id             uuid,
+    transaction_id text,
+    trace_id       uuid,
+    payload        text,
+    producer_sub   text,
+    created_at     timestamptz,
+    partition_id   uuid,
+    partition_name text,
+    queue_name     text,
+    retry_count    integer,
+    encrypted      boolean
+);
+
 -- A pop (docs/api/concepts.md §6): walks the work index of the matched queues for p_group, oldest next
 -- message first (higher-priority queues first), and claims up to p_max_partitions pairs,
--- sharing a budget of p_batch messages. Contested pairs are skipped, never waited for; the
--- walk stops as soon as the pop is served, so its cost follows the work, not the partitions.
+-- sharing a budget of p_batches[r] messages, for each request r in turn: the broker merges
+-- concurrent pops of the same target, group and options into one call (docs/design.md, "Group
+-- commit for consumers"), each with its own batch size and lease (p_lease_ids[r]; NULL with
+-- p_auto_ack). One walk serves them all, so no two requests of a call get the same pair, and
+-- each is served only after the one before it is (a request left unserved means the walk found
+-- nothing more). Contested pairs are skipped, never waited for; the walk stops as soon as the
+-- last request is served, so its cost follows the work, not the partitions.
 CREATE OR REPLACE FUNCTION qg_pop(
     p_queue text, p_partition text, p_namespace text, p_task text, p_group text,
-    p_batch integer, p_max_partitions integer, p_auto_ack boolean, p_lease_id uuid,
+    p_batches integer[], p_max_partitions integer, p_auto_ack boolean, p_lease_ids uuid[],
     p_sub_mode text, p_sub_ts timestamptz, p_now timestamptz)
-RETURNS SETOF qg_popped LANGUAGE plpgsql
+RETURNS SETOF qg_pop_row LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_now     timestamptz := coalesce(p_now, clock_timestamp());
@@ -286,7 +307,9 @@ DECLARE
     v_drained boolean;
     v_has_row boolean;
     v_cur     refcursor;
-    v_budget  integer := p_batch;
+    v_req     integer := 1; -- the request being served
+    v_budget  integer := p_batches[1];
+    v_lease   uuid := p_lease_ids[1];
     v_claimed integer := 0;
     v_n       integer;
     v_unreg   boolean;
@@ -346,7 +369,14 @@ BEGIN
             ORDER BY q.priority DESC, w.next_at;
     END IF;
     LOOP
-        EXIT WHEN v_budget <= 0 OR v_claimed >= p_max_partitions; -- served: no further row read
+        IF v_budget <= 0 OR v_claimed >= p_max_partitions THEN
+            -- This request is served: the next one, if any, is served from the rest of the walk.
+            v_req := v_req + 1;
+            EXIT WHEN v_req > cardinality(p_batches); -- all served: no further row read
+            v_budget := p_batches[v_req];
+            v_lease := p_lease_ids[v_req];
+            v_claimed := 0;
+        END IF;
         FETCH v_cur INTO v_pid, v_cursor, v_drained, v_has_row;
         EXIT WHEN NOT FOUND;
         IF v_drained THEN
@@ -388,14 +418,14 @@ BEGIN
                 WHERE m.partition_id = v_pid AND m.position > v_cursor
                 ORDER BY m.position LIMIT v_budget),
             u AS (
-                UPDATE consumers c SET lease_id = p_lease_id,
+                UPDATE consumers c SET lease_id = v_lease,
                     lease_expires_at = v_now + CASE x.lease_time WHEN 0 THEN 60 ELSE x.lease_time END
                                                * interval '1 second',
                     batch_end = t.last
                 FROM x, (SELECT max(s.position) AS last FROM s WHERE s.visible) t
                 WHERE c.partition_id = v_pid AND c.consumer_group = p_group AND t.last IS NOT NULL
                 RETURNING c.batch_end)
-            SELECT s.id, s.transaction_id, s.trace_id, s.payload::text, s.producer_sub, s.created_at,
+            SELECT v_req, s.id, s.transaction_id, s.trace_id, s.payload::text, s.producer_sub, s.created_at,
                    v_pid, x.pname, x.qname, v_retry, s.encrypted
             FROM u, x, s
             WHERE s.visible AND s.position <= u.batch_end
@@ -403,7 +433,7 @@ BEGIN
             GET DIAGNOSTICS v_n = ROW_COUNT;
         END IF;
         IF v_n = 0 THEN
-            RETURN QUERY SELECT * FROM qg_claim(v_pid, p_group, v_has_row, v_budget, p_auto_ack, p_lease_id, v_now);
+            RETURN QUERY SELECT v_req, c.* FROM qg_claim(v_pid, p_group, v_has_row, v_budget, p_auto_ack, v_lease, v_now) c;
             GET DIAGNOSTICS v_n = ROW_COUNT;
         END IF;
         IF v_n > 0 THEN

@@ -439,3 +439,44 @@ BEGIN
       -- a pair with a requeued set stays listed (docs/api/concepts.md §9.3)
       AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = t.pid AND r.consumer_group = t.grp);
 END $$;
+
+-- Several ack requests in one transaction (docs/design.md, "Group commit for consumers"): the
+-- broker merges acks that wait for the database into one call, so one commit carries many.
+-- Request r is items p_starts[r] .. p_starts[r+1]-1 (1-based; the last runs to the end), and
+-- is applied exactly as alone (qg_ack_one for one item, qg_ack_items for more), one request
+-- after another: a later request sees what an earlier one did, as it would after its commit.
+-- Returned i is the item's 0-based index in the flattened arrays.
+--
+-- Requests applied in turn keep the locks of the ones before, so a later request locking a
+-- lower pair would break the ascending (partition, group) order of every write path and could
+-- deadlock with another such call. Every pair of the call is locked first, in that order, in
+-- one statement; the requests then only take locks they hold.
+CREATE OR REPLACE FUNCTION qg_ack_many(
+    p_starts integer[], p_pids uuid[], p_keys text[], p_groups text[], p_statuses text[],
+    p_leases uuid[], p_errors text[], p_now timestamptz)
+RETURNS SETOF qg_ack_result LANGUAGE plpgsql AS $$
+DECLARE
+    v_now timestamptz := coalesce(p_now, clock_timestamp());
+    v_lo  integer;
+    v_hi  integer;
+BEGIN
+    PERFORM 1 FROM consumers c
+    WHERE (c.partition_id, c.consumer_group) IN (SELECT u.pid, u.grp FROM unnest(p_pids, p_groups) AS u (pid, grp))
+    ORDER BY c.partition_id, c.consumer_group
+    FOR UPDATE;
+    FOR r IN 1 .. cardinality(p_starts) LOOP
+        v_lo := p_starts[r];
+        v_hi := coalesce(p_starts[r + 1], cardinality(p_pids) + 1) - 1;
+        IF v_lo = v_hi THEN
+            RETURN QUERY SELECT v_lo - 1 + x.i, x.success, x.error, x.queue_name, x.partition_name,
+                                x.lease_released, x.dlq, x.already_committed
+                FROM qg_ack_one(p_pids[v_lo], p_keys[v_lo], p_groups[v_lo], p_statuses[v_lo], p_leases[v_lo],
+                                p_errors[v_lo], v_now) x;
+        ELSIF v_lo < v_hi THEN
+            RETURN QUERY SELECT v_lo - 1 + x.i, x.success, x.error, x.queue_name, x.partition_name,
+                                x.lease_released, x.dlq, x.already_committed
+                FROM qg_ack_items(p_pids[v_lo:v_hi], p_keys[v_lo:v_hi], p_groups[v_lo:v_hi], p_statuses[v_lo:v_hi],
+                                  p_leases[v_lo:v_hi], p_errors[v_lo:v_hi], NULL, v_now) x;
+        END IF;
+    END LOOP;
+END $$;
