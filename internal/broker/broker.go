@@ -175,17 +175,6 @@ func (b *Broker) parts() []lifecycle.Service {
 	return []lifecycle.Service{b.signals, b.pushes, b.popGate, b.consumeGate}
 }
 
-// consume runs one pop attempt, ack or transaction call in the database once the consume
-// gate admits it (consumeSlot).
-func (b *Broker) consume(ctx context.Context, call func() error) error {
-	leave, err := b.consumeSlot(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	return call()
-}
-
 // consumeSlot waits for a consume-gate slot, or goes in without one once it has waited
 // ConsumeWait (see Config), or gives up with errAborted when abort is closed (a merged call
 // took the request). A wait that ends unavailable first (the request's wait deadline passed,
