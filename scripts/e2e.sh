@@ -88,7 +88,7 @@ start() { # name port extra-env...
 	exit 1
 }
 pa="$(free_port)"
-start a "$pa"
+start a "$pa" XMIN_WARN_SECONDS=3 # the held-snapshot test
 pb="$(free_port)"
 start b "$pb" JWT_ENABLED=true JWT_ALGORITHM=HS256 JWT_SECRET="$secret"
 pc="$(free_port)"
@@ -99,7 +99,7 @@ disown "$pid_c"      # run.mjs kills it on purpose: no "Killed" job notice (clea
 rm -rf "$out"
 mkdir -p "$out"
 set +e
-E2E_URL="http://127.0.0.1:$pa" E2E_AUTH_URL="http://127.0.0.1:$pb" E2E_STOP_URL="http://127.0.0.1:$pc" E2E_STOP_PID="$pid_c" E2E_SECRET="$secret" E2E_OUT="$out" CHROMIUM="$chromium" \
+E2E_URL="http://127.0.0.1:$pa" E2E_AUTH_URL="http://127.0.0.1:$pb" E2E_STOP_URL="http://127.0.0.1:$pc" E2E_STOP_PID="$pid_c" E2E_SECRET="$secret" E2E_OUT="$out" E2E_DB_URL="$pg_base/$db?sslmode=disable" CHROMIUM="$chromium" \
 	timeout 900 node web/e2e/run.mjs
 rc=$?
 set -e

@@ -44,12 +44,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.AckMode, "ack", "batch", "ack | batch | auto")
 	fs.IntVar(&cfg.Rate, "rate", 1000, "e2e: messages per second")
 	fs.IntVar(&cfg.StateOps, "stateops", 1, "streams-cycle: state upserts per cycle")
+	fs.IntVar(&cfg.Windows, "windows", 10, "heldxmin: measured windows")
+	fs.DurationVar(&cfg.Window, "window", 15*time.Second, "heldxmin: length of each window")
+	fs.IntVar(&cfg.Producers, "producers", 20, "heldxmin: single-message producers (push batch 1)")
+	fs.IntVar(&cfg.Consumers, "consumers", 50, "heldxmin: single-message pop + ack consumers")
+	fs.IntVar(&cfg.HoldFrom, "hold-from", 2, "heldxmin: first window (1-based) during which another session of -db holds a REPEATABLE READ snapshot open (0 = never: a control run)")
+	fs.StringVar(&cfg.Schema, "schema", envOr("DB_SCHEMA", "queen_go"), "heldxmin: the broker's schema in -db (its DB_SCHEMA)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no live progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *scenario == "heldxmin" && !flagSet(fs, "partitions") {
+		cfg.Partitions = 200 // the scenario's own default (issue "Steady under a pinned horizon")
 	}
 	if *showVersion {
 		fmt.Fprintln(stdout, "queen-bench", buildversion.String(version))
@@ -105,6 +114,65 @@ func printTable(w io.Writer, r bench.Result) {
 		fmt.Fprintf(tw, "ratio\t%.0f%%\n", r.Ratio*100)
 	}
 	tw.Flush()
+	printWindows(w, r)
+}
+
+// printWindows prints the heldxmin scenario's windows and the row versions of its tables.
+func printWindows(w io.Writer, r bench.Result) {
+	if len(r.Windows) == 0 {
+		return
+	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e6) }
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "window\theld\tpop+ack msgs/s\tp50 ms\tp99 ms\tpush msgs/s\tp50 ms\tp99 ms\tsnapshot age\txmin age\tdb µs/msg\terrors\t")
+	for _, x := range r.Windows {
+		held, age, xids := "no", "-", "-"
+		if x.Held {
+			held, age, xids = "yes", x.SnapshotAge.Round(100*time.Millisecond).String(), fmt.Sprint(x.XminAge)
+		}
+		db := "-"
+		if x.CPU != nil {
+			db = fmt.Sprintf("%.0f", x.CPU.Database)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%d\t\n", x.Window, held, x.PopAckPerSec,
+			ms(x.PopAckP50), ms(x.PopAckP99), x.PushPerSec, ms(x.PushP50), ms(x.PushP99), age, xids, db, x.Errors)
+	}
+	tw.Flush()
+	if len(r.Tables) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nrow versions at the end (%s):\n", r.TablesSource)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	scanned := r.Tables[0].ScannedLive != nil
+	if scanned {
+		fmt.Fprintln(tw, "table\tlive\tdead\tscanned live\tscanned dead\t")
+	} else {
+		fmt.Fprintln(tw, "table\tlive\tdead\t")
+	}
+	for _, t := range r.Tables {
+		if scanned && t.ScannedLive != nil && t.ScannedDead != nil {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", t.Table, t.Live, t.Dead, *t.ScannedLive, *t.ScannedDead)
+		} else {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t\n", t.Table, t.Live, t.Dead)
+		}
+	}
+	tw.Flush()
+}
+
+// flagSet reports whether the command line set the named flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// envOr is the environment variable name, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 func printCPU(w io.Writer, label string, c *bench.CPUCost) {

@@ -154,6 +154,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	a.hub = waiter.NewHub()
 	a.metrics = metrics.New(metrics.Options{WorkerID: cfg.WorkerID, Store: a.store, Hub: a.hub,
 		SampleInterval: cfg.MetricsSampleInterval, FlushInterval: cfg.MetricsAggregateInterval, Log: log,
+		XminWarn: cfg.XminWarn,
 		// The broker is built below (it records into the metrics); scrapes come only after New.
 		Maintenance: func() (push, pop bool) { return a.broker.PushMaintenance(), a.broker.PopMaintenance() },
 		ConsumerCalls: func() []metrics.CallCount {
@@ -189,6 +190,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	apiCfg.Metrics, apiCfg.Jobs, apiCfg.Maintenance = a.metrics, a.jobs, a.broker
 	apiCfg.Database = diagnostics{a.store, o.embeddedDir}
 	apiCfg.FileBuffer = a.fileBuffer
+	apiCfg.XminWarn = cfg.XminWarn
 	apiCfg.Tracer = tracer
 	a.admin = admin.New(a.store, a.broker, a.key, log)
 	a.admin.SetClearLimits(cfg.RetentionBatchSize, cfg.DBStatementTimeout)

@@ -32,6 +32,14 @@ type Config struct {
 	Rate          int       // e2e: messages per second offered
 	Progress      io.Writer // live progress line; nil = quiet
 	StateOps      int       // streams-cycle: state upserts per cycle
+	// heldxmin (heldxmin.go); zero values take the defaults in brackets. Partitions is the
+	// queue's partitions there (0: 200).
+	Windows   int           // measured windows [10]
+	Window    time.Duration // each window's length [15 s]
+	Producers int           // single-message producers [20]
+	Consumers int           // single-message pop + ack consumers [50]
+	HoldFrom  int           // first window (1-based) with the snapshot horizon held; 0 = never
+	Schema    string        // the broker's schema in DSN (its DB_SCHEMA) [queen_go]
 }
 
 func (c Config) params() string {

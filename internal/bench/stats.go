@@ -32,6 +32,11 @@ type Result struct {
 	// into one database call during the phase, per kind (docs/design.md, "Group commit for
 	// consumers"); 1 means nothing was merged.
 	RequestsPerCall map[string]float64 `json:"requestsPerCall,omitempty"`
+	// Windows, Tables and TablesSource are the heldxmin scenario's per-window figures and the
+	// row versions of the broker's hot tables at its end (heldxmin.go).
+	Windows      []HeldWindow `json:"windows,omitempty"`
+	Tables       []TableRows  `json:"tables,omitempty"`
+	TablesSource string       `json:"tablesSource,omitempty"`
 }
 
 // Baseline is PostgreSQL's own throughput for the comparable plain-table workload.

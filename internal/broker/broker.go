@@ -39,7 +39,7 @@ type Config struct {
 	// (default 1000). See coalescer.
 	PushCalls, PushCallItems int
 	// ConsumeCalls bounds the pops, acks and transactions running in the database at once
-	// (CONSUME_CONCURRENCY; default: two per CPU, at least 4). More wait in the broker, within
+	// (CONSUME_CONCURRENCY; default: one per CPU, at least 2). More wait in the broker, within
 	// DB_CONNECTION_TIMEOUT like a wait for a pooled connection. See callGate.
 	ConsumeCalls int
 	// ConsumeWait is how long a call waits for a consume-gate slot before it goes in without
@@ -104,7 +104,10 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 		cfg.PushCalls = max(2, runtime.NumCPU())
 	}
 	if cfg.ConsumeCalls <= 0 {
-		cfg.ConsumeCalls = max(4, 2*runtime.NumCPU())
+		// One per CPU: requests that wait are merged into the next call (merge.go), so fewer
+		// slots mean larger calls, and on 2 cores 2 slots beat 4 on every single-message row
+		// (bench/README.md, "Group commit for consumers").
+		cfg.ConsumeCalls = max(2, runtime.NumCPU())
 	}
 	if cfg.ConsumeWait <= 0 {
 		cfg.ConsumeWait = 250 * time.Millisecond

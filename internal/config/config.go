@@ -85,7 +85,7 @@ type Config struct {
 	// the CPU count, at least 2.
 	PushConcurrency int
 	// ConsumeConcurrency bounds the pops, acks and transactions running in the database at
-	// once (CONSUME_CONCURRENCY); 0 picks two per CPU, at least 4.
+	// once (CONSUME_CONCURRENCY); 0 picks one per CPU, at least 2.
 	ConsumeConcurrency int
 	// DBConnectionTimeout bounds the wait for a pool connection
 	// (DB_CONNECTION_TIMEOUT).
@@ -166,6 +166,10 @@ type Config struct {
 	// MetricsSampleInterval is the time between in-process metric samples
 	// (METRICS_SAMPLE_INTERVAL_MS).
 	MetricsSampleInterval time.Duration
+	// XminWarn is how long a session of the database may hold its snapshot before the broker
+	// warns and queen_db_oldest_xmin_warning turns 1 (XMIN_WARN_SECONDS): a held snapshot
+	// keeps vacuum from removing the queue tables' dead row versions.
+	XminWarn time.Duration
 	// MetricsAggregateInterval is the time between metric flushes to the
 	// database (METRICS_AGGREGATE_INTERVAL_S, in seconds).
 	MetricsAggregateInterval time.Duration

@@ -34,7 +34,7 @@ func TestDefaults(t *testing.T) {
 		RetentionInterval: 5 * time.Minute, RetentionBatchSize: 1000, PartitionCleanupDays: 30,
 		MetricsRetentionDays: 90, EvictionInterval: time.Minute, EvictionBatchSize: 1000,
 		LeaseHousekeepingInterval: time.Second, StatsInterval: 10 * time.Second,
-		StatsHistoryRetentionDays: 7, MetricsSampleInterval: time.Second, MetricsAggregateInterval: time.Minute,
+		StatsHistoryRetentionDays: 7, MetricsSampleInterval: time.Second, XminWarn: 5 * time.Minute, MetricsAggregateInterval: time.Minute,
 		JWTAlgorithm: "HS256", JWTClockSkew: 30 * time.Second,
 		JWTSkipPaths:           []string{"/health", "/metrics/prometheus", "/metrics", "/"},
 		JWTJWKSRefreshInterval: time.Hour, JWTJWKSTimeout: 5 * time.Second,
@@ -263,7 +263,7 @@ func TestSpecVariablesCovered(t *testing.T) {
 		JWT_JWKS_TIMEOUT_MS JWT_ROLES_CLAIM JWT_ROLES_ARRAY_CLAIM JWT_ROLE_ADMIN JWT_ROLE_READ_WRITE
 		JWT_ROLE_READ_ONLY JWT_TENANT_CLAIM
 		HTTP_IDLE_TIMEOUT HTTP_READ_TIMEOUT QUEEN_MAX_INFLIGHT_BODY_BYTES`)
-	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", "CONSUME_CONCURRENCY", // queen-go's own additions, not in the API reference
+	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", "CONSUME_CONCURRENCY", "XMIN_WARN_SECONDS", // queen-go's own additions, not in the API reference
 		"LOG_FORMAT", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}
 	have := map[string]bool{}
 	for _, v := range variables {

@@ -91,7 +91,7 @@ var variables = []variable{
 	{group: "Database", name: "PUSH_CONCURRENCY", def: "0", shown: "0 (= the CPU count, at least 2)",
 		help: "concurrent database calls for pushes; concurrent push requests are coalesced into them (queen-go's own)",
 		set:  intVar(0, 1024, func(c *Config) *int { return &c.PushConcurrency })},
-	{group: "Database", name: "CONSUME_CONCURRENCY", def: "0", shown: "0 (= 2 per CPU, at least 4)",
+	{group: "Database", name: "CONSUME_CONCURRENCY", def: "0", shown: "0 (= 1 per CPU, at least 2)",
 		help: "pops, acks and transactions running in the database at once; more wait in the broker (queen-go's own)",
 		set:  intVar(0, 4096, func(c *Config) *int { return &c.ConsumeConcurrency })},
 	{group: "Database", name: "PG_BIN_DIR", help: "embedded PostgreSQL: directory of initdb and postgres",
@@ -145,6 +145,8 @@ var variables = []variable{
 		set: durVar(1, time.Millisecond, func(c *Config) *time.Duration { return &c.MetricsSampleInterval })},
 	{group: "Background jobs", name: "METRICS_AGGREGATE_INTERVAL_S", def: "60", help: "s between metric flushes",
 		set: durVar(1, time.Second, func(c *Config) *time.Duration { return &c.MetricsAggregateInterval })},
+	{group: "Background jobs", name: "XMIN_WARN_SECONDS", def: "300", help: "s a database snapshot may be held before the broker warns",
+		set: durVar(1, time.Second, func(c *Config) *time.Duration { return &c.XminWarn })},
 
 	{group: "Authentication", name: "JWT_ENABLED", def: "false", help: "turn authentication on",
 		set: boolVar(func(c *Config) *bool { return &c.JWTEnabled })},

@@ -332,5 +332,29 @@ func (s *Server) analyticsPostgres(w http.ResponseWriter, r *http.Request) {
 			"rollbacks": p.Rollbacks, "cacheHitRatio": hit, "deadlocks": p.Deadlocks, "tempBytes": p.TempBytes,
 			"connections": map[string]any{"total": p.Connections, "active": p.Active, "idle": p.Idle,
 				"idleInTransaction": p.IdleInTransaction, "waitingOnLocks": p.WaitingOnLocks}},
-		"tables": tables})
+		"tables": tables, "horizon": s.horizonJSON(p.Horizon)})
+}
+
+// horizonJSON is the oldest snapshot horizon held on the database (docs/operations.md, "A held
+// snapshot horizon"): its age, whether it is past XMIN_WARN_SECONDS, its holder, and the
+// replication slots and walsenders holding one. The ages in seconds are null when the holder is
+// another role's session the broker's database user may not inspect (hidden).
+func (s *Server) horizonJSON(h mq.XminHorizon) map[string]any {
+	var holder, age any = nil, h.AgeSeconds()
+	if o := h.Holder; o != nil {
+		var held any = o.AgeSeconds
+		if o.Hidden {
+			held, age = nil, nil
+		}
+		holder = map[string]any{"pid": o.PID, "applicationName": o.ApplicationName, "state": o.State,
+			"backendType": o.BackendType, "hidden": o.Hidden, "xactStart": msTime(o.XactStart), "ageSeconds": held,
+			"xidAge": o.XidAge}
+	}
+	repl := make([]map[string]any, len(h.Replication))
+	for i, r := range h.Replication {
+		repl[i] = map[string]any{"name": r.Name, "type": r.Type, "active": r.Active, "xminAge": r.XminAge,
+			"catalogXminAge": r.CatalogXminAge}
+	}
+	return map[string]any{"ageSeconds": age, "warnSeconds": s.cfg.XminWarn.Seconds(),
+		"warning": s.cfg.XminWarn > 0 && h.Past(s.cfg.XminWarn), "holder": holder, "replication": repl}
 }

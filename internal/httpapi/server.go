@@ -40,6 +40,9 @@ type Config struct {
 	// /api/v1/status/buffers: records not yet replayed, and those of the batch failing to
 	// replay. nil: no spool, both zero.
 	FileBuffer func() (pending, failed int)
+	// XminWarn is XMIN_WARN_SECONDS, past which GET /api/v1/analytics/postgres-stats flags the
+	// oldest snapshot on the database (horizon.warning); 0: never.
+	XminWarn time.Duration
 	// Dashboard serves the web dashboard at / and /assets/* (docs/api/dashboard.md §4.1), level
 	// public; nil (DASHBOARD_ENABLED=false): both answer the JSON 404 of any unknown path.
 	Dashboard http.Handler

@@ -113,7 +113,7 @@ func TestAnalyticsRoutes(t *testing.T) {
 		t.Errorf("retention totals %v", ret["totals"])
 	}
 
-	pg := admShape(t, stGet[obj](b, "/api/v1/analytics/postgres-stats", http.StatusOK), "database", "tables")
+	pg := admShape(t, stGet[obj](b, "/api/v1/analytics/postgres-stats", http.StatusOK), "database", "tables", "horizon")
 	db := admShape(t, pg["database"], "name", "sizeBytes", "commits", "rollbacks", "cacheHitRatio", "deadlocks",
 		"tempBytes", "connections")
 	if db["sizeBytes"].(float64) <= 0 {

@@ -36,6 +36,10 @@ type Options struct {
 	// per kind (pop, ack, transaction), for queen_consumer_db_calls_total and
 	// queen_consumer_db_call_requests_total; nil: none.
 	ConsumerCalls func() []CallCount
+	// XminWarn is XMIN_WARN_SECONDS: the age of the oldest snapshot on the database past which
+	// the instance logs a warning and queen_db_oldest_xmin_warning is 1 (horizon.go);
+	// 0: DefaultXminWarn.
+	XminWarn time.Duration
 }
 
 // CallCount is how many database calls one kind of consumer request made and how many requests
@@ -71,6 +75,7 @@ type Collector struct {
 	rates     []rateSample // the last minute of samples, oldest first
 	hist      histograms   // latency histograms served by Handler (prometheus.go)
 	lastCPU   cpuTimes
+	horizon   horizonWatch // the XMIN_WARN_SECONDS warning's state (horizon.go)
 }
 
 // minute holds the deltas of one minute not yet flushed.
@@ -96,6 +101,9 @@ func New(o Options) *Collector {
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
+	}
+	if o.XminWarn <= 0 {
+		o.XminWarn = DefaultXminWarn
 	}
 	now := time.Now
 	if o.Store != nil {

@@ -147,6 +147,14 @@ func (p promCollector) Collect(ch chan<- prometheus.Metric) {
 				}
 			}
 		}
+		hctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+		h, err := c.opts.Store.XminHorizon(hctx)
+		cancel()
+		if err != nil {
+			c.opts.Log.Debug("snapshot horizon omitted from this scrape", "err", err)
+		} else {
+			c.emitHorizon(ch, h)
+		}
 	}
 	s := c.Snapshot()
 	_, virtual := processMemory()

@@ -29,8 +29,10 @@ func (c *Collector) Stop() { c.StartStop.Stop() }
 func (c *Collector) run(ctx context.Context) {
 	sample := time.NewTicker(c.opts.SampleInterval)
 	flush := time.NewTicker(c.opts.FlushInterval)
+	horizon := time.NewTicker(horizonCheckInterval)
 	defer sample.Stop()
 	defer flush.Stop()
+	defer horizon.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -42,6 +44,8 @@ func (c *Collector) run(ctx context.Context) {
 			c.Sample()
 		case <-flush.C:
 			c.flushLogged(ctx)
+		case <-horizon.C:
+			c.CheckHorizon(ctx)
 		}
 	}
 }

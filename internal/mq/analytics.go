@@ -79,6 +79,68 @@ type PostgresStats struct {
 	Connections, Active, Idle         int64
 	IdleInTransaction, WaitingOnLocks int64
 	Tables                            []TableStats
+	// Horizon is the oldest snapshot horizon held on the database.
+	Horizon XminHorizon
+}
+
+// XminHorizon is the oldest snapshot horizon held on the database: until the session or slot
+// holding it lets go, PostgreSQL can neither vacuum nor prune any row version newer than it, so
+// the version chains of rows updated per message grow and every operation slows down
+// (docs/operations.md, "A held snapshot horizon").
+type XminHorizon struct {
+	// Holder is the backend with the oldest snapshot among those inside a transaction on this
+	// database (the reading session excluded); nil when none holds one.
+	Holder *XminHolder
+	// Replication are the replication slots and the walsenders without a transaction (standbys'
+	// hot_standby_feedback) holding a horizon, oldest first. Their age is known in transaction
+	// ids only: PostgreSQL records no time for them.
+	Replication []ReplicationHorizon
+}
+
+// AgeKnown reports whether the horizon's age in seconds is known: a holder whose transaction
+// start the broker's database user may read (XminHolder.Hidden).
+func (h XminHorizon) AgeKnown() bool { return h.Holder != nil && !h.Holder.Hidden }
+
+// AgeSeconds is how long the holder's horizon has been held: 0 when there is none or its age is
+// unknown (AgeKnown).
+func (h XminHorizon) AgeSeconds() float64 {
+	if h.Holder == nil {
+		return 0
+	}
+	return h.Holder.AgeSeconds
+}
+
+// Past reports whether the horizon has been held longer than threshold (XMIN_WARN_SECONDS).
+func (h XminHorizon) Past(threshold time.Duration) bool {
+	return h.Holder != nil && h.Holder.AgeSeconds > threshold.Seconds()
+}
+
+// XminHolder is the session holding the oldest snapshot.
+type XminHolder struct {
+	PID                                 int
+	ApplicationName, State, BackendType string
+	// Hidden: another role's session, and the broker's database user is not a member of
+	// pg_read_all_stats. PostgreSQL then shows its pid, application name and xmin but not its
+	// state, type or transaction start: State and BackendType are "", XactStart is zero and
+	// AgeSeconds 0, and only XidAge tells how old the horizon is.
+	Hidden bool
+	// XactStart is when its transaction began; AgeSeconds is the time since, on the
+	// database's clock. A snapshot cannot be older than its transaction, and the holders that
+	// pin a horizon (REPEATABLE READ and SERIALIZABLE transactions, open cursors, a long
+	// statement) take it at or near the start, so this is the age, or slightly more.
+	XactStart  time.Time
+	AgeSeconds float64
+	// XidAge is age(backend_xmin): the transactions begun since its snapshot.
+	XidAge int64
+}
+
+// ReplicationHorizon is a replication slot (Type physical or logical) or a walsender (Type
+// walsender) holding a horizon. XminAge holds back every table; CatalogXminAge (logical slots)
+// the system catalogs only. nil: it holds none of that kind.
+type ReplicationHorizon struct {
+	Name, Type              string
+	Active                  bool
+	XminAge, CatalogXminAge *int64
 }
 
 // TableStats are size and activity figures of one table.

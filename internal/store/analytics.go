@@ -137,7 +137,44 @@ func (s *Store) PostgresStats(ctx context.Context) (mq.PostgresStats, error) {
 		return r.Scan(&t.Name, &t.Rows, &t.TotalBytes, &t.TableBytes, &t.IndexBytes, &t.SeqScans, &t.IndexScans,
 			&t.DeadRows, &t.LastVacuum)
 	})
-	return p, wrap("postgres table stats", err)
+	if err != nil {
+		return p, wrap("postgres table stats", err)
+	}
+	p.Horizon, err = s.XminHorizon(ctx)
+	return p, err
+}
+
+var (
+	sqlXminOldest      = query("xmin_oldest_transaction")
+	sqlXminReplication = query("xmin_replication")
+)
+
+// XminHorizon reads the oldest snapshot horizon held on the database: the session holding the
+// oldest snapshot, and the replication slots and walsenders holding one (one round trip).
+// It reads PostgreSQL's views only, so it costs the same whatever the queues hold.
+func (s *Store) XminHorizon(ctx context.Context) (mq.XminHorizon, error) {
+	var h mq.XminHorizon
+	err := s.queryBatch(ctx,
+		batchQuery{sqlXminOldest, nil, func(r rowScanner) error {
+			var o mq.XminHolder
+			var start *time.Time
+			err := r.Scan(&o.PID, &o.ApplicationName, &o.State, &o.BackendType, &start, &o.AgeSeconds, &o.XidAge)
+			if start != nil {
+				o.XactStart = *start
+			} else {
+				o.Hidden = true
+			}
+			h.Holder = &o
+			return err
+		}},
+		batchQuery{sqlXminReplication, nil, func(r rowScanner) error {
+			var x mq.ReplicationHorizon
+			err := r.Scan(&x.Name, &x.Type, &x.Active, &x.XminAge, &x.CatalogXminAge)
+			h.Replication = append(h.Replication, x)
+			return err
+		}},
+	)
+	return h, wrap("xmin horizon", err)
 }
 
 // wrap adds what failed to err, keeping nil nil.

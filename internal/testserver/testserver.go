@@ -62,6 +62,8 @@ type Options struct {
 	// TracerProvider, when set, receives the broker's spans (app.WithTracerProvider); tests
 	// pass an SDK provider with a tracetest span recorder.
 	TracerProvider trace.TracerProvider
+	// XminWarn replaces XMIN_WARN_SECONDS (300 s) for tests of the held-horizon warning.
+	XminWarn time.Duration
 }
 
 // PoolSize is a test server's DB_POOL_SIZE. It is small on purpose: a test package runs
@@ -190,6 +192,9 @@ func Config(dsn string, o Options) config.Config {
 		cfg.PopWaitMaxInterval = o.PollMax
 	}
 	cfg.EncryptionKey = o.EncryptionKey
+	if o.XminWarn > 0 {
+		cfg.XminWarn = o.XminWarn
+	}
 	cfg.RetentionInterval, cfg.EvictionInterval, cfg.LeaseHousekeepingInterval, cfg.StatsInterval = 0, 0, 0, 0
 	if m := o.Maintenance; m != nil {
 		cfg.RetentionInterval, cfg.EvictionInterval = m.RetentionInterval, m.EvictionInterval

@@ -6,6 +6,7 @@
 // (1440×900 and 390×844, light and dark) to E2E_OUT.
 import { chromium } from 'playwright-core';
 import { createHmac, randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -14,11 +15,12 @@ const B = process.env.E2E_AUTH_URL; // auth on
 const C = process.env.E2E_STOP_URL; // auth off; this file kills it (SIGKILL) in the "broker stopped" test
 const C_PID = Number(process.env.E2E_STOP_PID);
 const SECRET = process.env.E2E_SECRET;
+const DB_URL = process.env.E2E_DB_URL; // the brokers' database, for the held-snapshot test (psql)
 const OUT = process.env.E2E_OUT;
 const ONLY = process.env.E2E_ONLY || '';
 const FIRST_DATA_MS = Number(process.env.E2E_FIRST_DATA_MS || 1000); // docs/api/dashboard.md §4.5
-if (!A || !B || !C || !C_PID || !SECRET || !OUT) {
-  console.error('run through scripts/e2e.sh (make e2e): E2E_URL, E2E_AUTH_URL, E2E_STOP_URL, E2E_STOP_PID, E2E_SECRET and E2E_OUT are needed');
+if (!A || !B || !C || !C_PID || !SECRET || !OUT || !DB_URL) {
+  console.error('run through scripts/e2e.sh (make e2e): E2E_URL, E2E_AUTH_URL, E2E_STOP_URL, E2E_STOP_PID, E2E_SECRET, E2E_OUT and E2E_DB_URL are needed');
   process.exit(2);
 }
 mkdirSync(OUT, { recursive: true });
@@ -556,6 +558,25 @@ await test('DLQ requeue (redeliver): the entry is gone, the failing group pops t
   for (const m of again.messages || []) await ack(m, again.leaseId, 'billing');
   clean(page, 'requeue');
   await close(page);
+});
+
+await test('a snapshot held past XMIN_WARN_SECONDS shows on the System page with its holder', async () => {
+  // Broker A runs with XMIN_WARN_SECONDS=3 (scripts/e2e.sh); psql holds a REPEATABLE READ
+  // snapshot for 20 s, as a forgotten transaction would.
+  const holder = spawn('psql', [DB_URL, '-qc', 'BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT pg_sleep(20); COMMIT'], { stdio: 'ignore' });
+  try {
+    await new Promise((r) => setTimeout(r, 4000));
+    const page = await open(A);
+    for (const p of missing404) page.allow404.add(p);
+    await goto(page, '#/system');
+    await page.locator('.banner.horizon-warning', { hasText: 'XMIN_WARN_SECONDS' }).waitFor();
+    const fact = await page.locator('dd.horizon').textContent();
+    assert(/\d s, pid \d+/.test(fact), 'the oldest snapshot fact does not name its holder: ' + fact);
+    clean(page, 'horizon');
+    await close(page);
+  } finally {
+    holder.kill();
+  }
 });
 
 await test('maintenance toggle flips /health (pop maintenance on, then off)', async () => {

@@ -131,6 +131,21 @@ export function Analytics({ q }) {
 
 // ---- System ----
 
+// horizonText describes the oldest snapshot held on the database (postgres-stats' horizon,
+// docs/operations.md "A held snapshot horizon"): its age and holder, and the replication
+// slots and walsenders holding one.
+function horizonText(h) {
+  const o = h.holder;
+  let s = 'none held';
+  if (o && o.hidden) {
+    s = `pid ${o.pid} (${o.applicationName || 'another role'}), ${fmtNum(o.xidAge)} transactions old; its age in seconds needs pg_read_all_stats`;
+  } else if (o) {
+    s = `${fmtNum(h.ageSeconds, 1)} s, pid ${o.pid} (${o.applicationName || o.backendType}, ${o.state})`;
+  }
+  if (h.replication.length > 0) s += ` · ${h.replication.length} replication slot(s) or walsender(s) holding one`;
+  return s;
+}
+
 export function System({ q }) {
   const health = useData(get('health'), ['health']);
   const range = windowRange(q);
@@ -311,7 +326,21 @@ export function System({ q }) {
               <dd>
                 {fmtNum(pg.data.database.connections.total)} ({fmtNum(pg.data.database.connections.active)} active)
               </dd>
+              {pg.data.horizon && (
+                <>
+                  <dt>Oldest snapshot</dt>
+                  <dd class="horizon">{horizonText(pg.data.horizon)}</dd>
+                </>
+              )}
             </dl>
+            {pg.data.horizon && pg.data.horizon.warning && (
+              <p class="banner warn horizon-warning" role="alert">
+                A database session has held its snapshot for {fmtNum(pg.data.horizon.ageSeconds, 0)} s (more than
+                XMIN_WARN_SECONDS, {fmtNum(pg.data.horizon.warnSeconds, 0)} s): until it ends, PostgreSQL cannot remove
+                dead row versions and the queue tables slow down. End that transaction (commit it, or
+                SELECT pg_terminate_backend({pg.data.horizon.holder.pid})) or fix the client that leaves it open.
+              </p>
+            )}
             <Table
               caption="Tables"
               rows={pg.data.tables}
