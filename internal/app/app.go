@@ -157,6 +157,13 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 		XminWarn: cfg.XminWarn,
 		// The broker is built below (it records into the metrics); scrapes come only after New.
 		Maintenance: func() (push, pop bool) { return a.broker.PushMaintenance(), a.broker.PopMaintenance() },
+		Compactions: func() []metrics.Compactions {
+			var out []metrics.Compactions
+			for _, c := range a.jobs.CompactionCounts() {
+				out = append(out, metrics.Compactions{Set: c.Set, Compacted: c.Compacted, Skipped: c.Skipped})
+			}
+			return out
+		},
 		ConsumerCalls: func() []metrics.CallCount {
 			var out []metrics.CallCount
 			for _, c := range a.broker.CallCounts() {
@@ -175,6 +182,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 		PartitionCleanupDays:      cfg.PartitionCleanupDays,
 		MetricsRetentionDays:      cfg.MetricsRetentionDays,
 		StatsHistoryRetentionDays: cfg.StatsHistoryRetentionDays,
+		CompactInterval:           time.Second,
 		Recorder:                  a.metrics,
 	}, log)
 	a.broker = broker.New(a.store, a.hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,

@@ -34,6 +34,9 @@ type Config struct {
 	PartitionCleanupDays      int
 	MetricsRetentionDays      int
 	StatsHistoryRetentionDays int
+	// CompactInterval is how often the instance checks the hot sets' dead row versions and
+	// rewrites those a held snapshot horizon keeps (compact.go); 0: never.
+	CompactInterval time.Duration
 	// Recorder receives the DLQ entries eviction writes and the leases housekeeping finds
 	// expired, for the metrics; nil records nothing.
 	Recorder Recorder
@@ -59,6 +62,10 @@ type Runner struct {
 
 	mu     sync.Mutex
 	states map[string]*mq.JobState
+	// compactions and compactBlockers are the hot sets' rewrites on this instance and the
+	// last session reported blocking each (compact.go).
+	compactions     map[string]CompactionCount
+	compactBlockers map[string]int
 
 	hostname string // recorded with each run (GET /api/v1/system/jobs)
 }
@@ -72,7 +79,8 @@ type jobSpec struct {
 func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
 	cfg.RetentionBatchSize = max(cfg.RetentionBatchSize, 1)
 	cfg.EvictionBatchSize = max(cfg.EvictionBatchSize, 1)
-	r := &Runner{Base: lifecycle.NewBase("maintenance", log, nil), st: st, cfg: cfg, states: map[string]*mq.JobState{}}
+	r := &Runner{Base: lifecycle.NewBase("maintenance", log, nil), st: st, cfg: cfg, states: map[string]*mq.JobState{},
+		compactions: map[string]CompactionCount{}, compactBlockers: map[string]int{}}
 	r.hostname, _ = os.Hostname()
 	r.log = r.Logger()
 	r.jobs = map[string]jobSpec{
@@ -94,6 +102,9 @@ func (r *Runner) Start(ctx context.Context) error {
 			if spec := r.jobs[name]; spec.interval > 0 {
 				r.Go(func(ctx context.Context) { r.loop(ctx, name, spec.interval) })
 			}
+		}
+		if r.cfg.CompactInterval > 0 {
+			r.Go(r.compactLoop)
 		}
 		return nil
 	})

@@ -36,6 +36,9 @@ type Options struct {
 	// per kind (pop, ack, transaction), for queen_consumer_db_calls_total and
 	// queen_consumer_db_call_requests_total; nil: none.
 	ConsumerCalls func() []CallCount
+	// Compactions reports the hot sets' rewrites under a held snapshot horizon, for
+	// queen_hot_set_compactions_total (docs/design.md, "Steady under a pinned horizon"); nil: none.
+	Compactions func() []Compactions
 	// XminWarn is XMIN_WARN_SECONDS: the age of the oldest snapshot on the database past which
 	// the instance logs a warning and queen_db_oldest_xmin_warning is 1 (horizon.go);
 	// 0: DefaultXminWarn.
@@ -48,6 +51,13 @@ type Options struct {
 type CallCount struct {
 	Kind            string
 	Calls, Requests int64
+}
+
+// Compactions is how often this instance rewrote one hot set, and how many of its attempts
+// found the tables' locks taken and left them as they were.
+type Compactions struct {
+	Set                string
+	Compacted, Skipped int64
 }
 
 // Collector counts what this instance does. It implements broker.Recorder and

@@ -194,6 +194,13 @@ func (p promCollector) Collect(ch chan<- prometheus.Metric) {
 				true, float64(cc.Requests), "kind", cc.Kind)
 		}
 	}
+	if c.opts.Compactions != nil {
+		const help = "Rewrites of a hot set of tables while a held snapshot horizon kept their dead row versions (outcome compacted), and attempts that found the tables' locks taken (outcome skipped)."
+		for _, x := range c.opts.Compactions() {
+			emit(ch, "queen_hot_set_compactions_total", help, true, float64(x.Compacted), "set", x.Set, "outcome", "compacted")
+			emit(ch, "queen_hot_set_compactions_total", help, true, float64(x.Skipped), "set", x.Set, "outcome", "skipped")
+		}
+	}
 }
 
 // gauge is a flag's sample: 1 when on.

@@ -22,8 +22,9 @@ func TestOverviewScale(t *testing.T) {
 	// One partition per queue, 10 messages each, queue mode 3 messages in; all in one statement each.
 	b.exec(`INSERT INTO queues (id, name, namespace, task)
 		SELECT gen_random_uuid(), 'scale-' || i, 'ns' || (i % 10), 'task' || (i % 7) FROM generate_series(1, $1::int) i`, queues)
-	b.exec(`INSERT INTO partitions (id, queue_id, name, last_position, last_message_at)
-		SELECT gen_random_uuid(), q.id, 'Default', 10, $1::timestamptz FROM queues q`, b.clock.Now())
+	b.exec(`INSERT INTO partitions (id, queue_id, name) SELECT gen_random_uuid(), q.id, 'Default' FROM queues q`)
+	b.exec(`INSERT INTO partition_heads (partition_id, last_position, last_message_at)
+		SELECT p.id, 10, $1::timestamptz FROM partitions p`, b.clock.Now())
 	b.exec(`INSERT INTO messages (partition_id, position, id, transaction_id, payload, created_at)
 		SELECT p.id, n, gen_random_uuid(), 'tx' || n, '{}', $1::timestamptz - (10 - n) * interval '1 minute'
 		FROM partitions p CROSS JOIN generate_series(1, 10) n`, b.clock.Now())

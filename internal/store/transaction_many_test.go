@@ -182,8 +182,8 @@ func (e *txnEnv) dump() []string {
 		       || ' ' || m.payload::text || ' ' || coalesce(m.producer_sub, '-') || ' ' || m.created_at
 		FROM messages m JOIN partitions p ON p.id = m.partition_id JOIN queues q ON q.id = p.queue_id
 		UNION ALL
-		SELECT 'partition ' || q.name || '/' || p.name || ' ' || p.last_position
-		FROM partitions p JOIN queues q ON q.id = p.queue_id
+		SELECT 'partition ' || q.name || '/' || p.name || ' ' || h.last_position
+		FROM partitions p JOIN queues q ON q.id = p.queue_id JOIN partition_heads h ON h.partition_id = p.id
 		UNION ALL
 		SELECT 'consumer ' || q.name || '/' || p.name || ' ' || c.consumer_group || ' ' || c.cursor || ' '
 		       || coalesce(c.lease_id::text, '-') || ' ' || coalesce(c.batch_end::text, '-') || ' ' || c.retry_count

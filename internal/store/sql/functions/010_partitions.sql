@@ -20,12 +20,16 @@ BEGIN
 
     PERFORM qg_lock_queue_groups(array_agg(q.id)) FROM queues q WHERE q.name = ANY (p_queues);
 
-    INSERT INTO partitions (id, queue_id, name)
-    SELECT gen_random_uuid(), q.id, x.p
-    FROM (SELECT DISTINCT u.q, u.p FROM unnest(p_queues, p_partitions) AS u (q, p)) x
-    JOIN queues q ON q.name = x.q
-    ORDER BY q.id, x.p
-    ON CONFLICT (queue_id, name) DO NOTHING;
+    -- Each partition with its push state (partition_heads, migration 0017).
+    WITH added AS (
+        INSERT INTO partitions (id, queue_id, name)
+        SELECT gen_random_uuid(), q.id, x.p
+        FROM (SELECT DISTINCT u.q, u.p FROM unnest(p_queues, p_partitions) AS u (q, p)) x
+        JOIN queues q ON q.name = x.q
+        ORDER BY q.id, x.p
+        ON CONFLICT (queue_id, name) DO NOTHING
+        RETURNING id)
+    INSERT INTO partition_heads (partition_id) SELECT a.id FROM added a ORDER BY a.id;
 END $$;
 
 -- Resolves (queue name, partition name) pairs to partition ids, NULL where one does not exist.

@@ -92,11 +92,15 @@ BEGIN
     PERFORM 1 FROM queues q
     WHERE q.max_size > 0 AND q.id = (SELECT p.queue_id FROM partitions p WHERE p.id = p_pid)
     FOR NO KEY UPDATE;
-    SELECT p.last_position, p.queue_id, p.name INTO v_last, v_qid, v_pname
+    SELECT p.queue_id, p.name INTO v_qid, v_pname
     FROM partitions p WHERE p.id = p_pid FOR NO KEY UPDATE;
     IF NOT FOUND THEN
         PERFORM qg_raise_missing_partitions();
     END IF;
+    -- Read after the lock, in a statement of its own: its snapshot then sees the last writer's
+    -- commit (a join in the locking statement would read the head with the snapshot taken
+    -- before waiting for the lock).
+    SELECT h.last_position INTO v_last FROM partition_heads h WHERE h.partition_id = p_pid;
     v_now := coalesce(p_now, clock_timestamp());
     SELECT q.name, q.max_size, q.dedup_window_seconds INTO v_qname, v_max, v_dw FROM queues q WHERE q.id = v_qid;
 
@@ -140,8 +144,8 @@ BEGIN
     INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
                           producer_sub, created_at)
     VALUES (p_pid, v_last + 1, p_id, p_key, p_payload::json, p_encrypted, p_trace, p_sub, v_at);
-    UPDATE partitions p SET last_position = v_last + 1, last_message_at = v_at, last_activity_at = v_now
-    WHERE p.id = p_pid;
+    UPDATE partition_heads h SET last_position = v_last + 1, last_message_at = v_at, last_activity_at = v_now
+    WHERE h.partition_id = p_pid;
     INSERT INTO partition_work (partition_id, consumer_group, queue_id, next_at)
     SELECT p_pid, s.consumer_group, v_qid, v_now FROM subscriptions s WHERE s.queue_id = v_qid
     ORDER BY s.consumer_group
@@ -200,16 +204,17 @@ BEGIN
     -- in the number of items.
     WITH items AS MATERIALIZED (
         SELECT (u.ord - 1)::int AS i, u.pid, u.k, u.mid, p.queue_id AS qid, q.name AS qname,
-               p.name AS pname, q.max_size, q.dedup_window_seconds AS dw, p.last_position,
+               p.name AS pname, q.max_size, q.dedup_window_seconds AS dw, h.last_position,
                coalesce(u.unc, false) AS uncapped,
                -- keys compare byte-wise (COLLATE "C"): equality is all that matters, and it is far
                -- cheaper than the database collation
                row_number() OVER (PARTITION BY u.pid, u.k COLLATE "C" ORDER BY u.ord) AS dup_rank
         -- (a NULL p_uncapped unnests as no rows: every item gets NULL)
         FROM unnest(p_pids, p_keys, p_ids, p_uncapped) WITH ORDINALITY AS u (pid, k, mid, unc, ord)
-        -- Partition rows are updated by every push: reach them through the primary key
+        -- Partition heads are updated by every push: reach them through the primary key
         -- (= ANY), never a scan over their dead versions.
         JOIN (SELECT * FROM partitions WHERE id = ANY (p_pids)) p ON p.id = u.pid
+        JOIN (SELECT * FROM partition_heads WHERE partition_id = ANY (p_pids)) h ON h.partition_id = u.pid
         JOIN queues q ON q.id = p.queue_id
     ), firsts AS MATERIALIZED (
         -- the stored message (or unexpired tombstone) that already holds a request's first key
@@ -319,12 +324,12 @@ BEGIN
          AS x (i, status, mid, pid, pos, qid, qname, pname, k, payload, enc, trace, sub, at)
     WHERE x.status = 'queued';
 
-    UPDATE partitions p SET last_position = c.top, last_message_at = c.newest, last_activity_at = v_now
+    UPDATE partition_heads h SET last_position = c.top, last_message_at = c.newest, last_activity_at = v_now
     FROM (SELECT x.pid, max(x.pos) AS top, max(x.at) AS newest
           FROM ROWS FROM (unnest(v_plan), unnest(v_times))
                AS x (i, status, mid, pid, pos, qid, qname, pname, at)
           WHERE x.status = 'queued' GROUP BY x.pid) c
-    WHERE p.id = c.pid;
+    WHERE h.partition_id = c.pid;
 
     -- Every group registered on a written queue now has work in the partition (partition_work).
     INSERT INTO partition_work (partition_id, consumer_group, queue_id, next_at)

@@ -11,7 +11,7 @@ RETURNS bigint LANGUAGE sql STABLE AS $$
                       WHERE m.partition_id = p_partition_id
                         AND (m.created_at > p_ts OR (p_mode = 'timestamp' AND m.created_at = p_ts))
                       ORDER BY m.position LIMIT 1),
-                     (SELECT p.last_position FROM partitions p WHERE p.id = p_partition_id))
+                     (SELECT h.last_position FROM partition_heads h WHERE h.partition_id = p_partition_id))
         ELSE 0
     END;
 $$;
@@ -24,8 +24,9 @@ CREATE OR REPLACE FUNCTION qg_track_work(p_partition_ids uuid[], p_group text) R
            coalesce((SELECT m.created_at FROM messages m WHERE m.partition_id = p.id
                      AND m.position > coalesce(c.cursor, 0) ORDER BY m.position LIMIT 1), '-infinity')
     FROM partitions p
+    JOIN partition_heads h ON h.partition_id = p.id
     LEFT JOIN consumers c ON c.partition_id = p.id AND c.consumer_group = p_group
-    WHERE p.id = ANY (p_partition_ids) AND p.last_position > coalesce(c.cursor, 0)
+    WHERE p.id = ANY (p_partition_ids) AND h.last_position > coalesce(c.cursor, 0)
     ORDER BY p.id
     -- A pair already listed by a newer message (its cursor just moved back) is listed by the
     -- older one now, or delayed-processing pops would not look at it until the newer is visible.
@@ -81,7 +82,10 @@ SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_top bigint;
 BEGIN
-    SELECT p.last_position INTO v_top FROM partitions p WHERE p.id = p_partition_id FOR SHARE SKIP LOCKED;
+    PERFORM 1 FROM partitions p WHERE p.id = p_partition_id FOR SHARE SKIP LOCKED;
+    IF FOUND THEN -- read under the lock (no writer holds it), so the head is the last commit's
+        SELECT h.last_position INTO v_top FROM partition_heads h WHERE h.partition_id = p_partition_id;
+    END IF;
     -- p_cursor may be stale (a pop's walk snapshot) and the cursor since moved back (seek,
     -- group deletion): check the current one, share-locked so that no such writer commits
     -- in between; a cursor being written keeps the pair listed.
@@ -194,9 +198,9 @@ BEGIN
         RETURN; -- leased, delayed, or another pop has it
     END IF;
     SELECT p.name AS pname, q.name AS qname, q.lease_time, q.delayed_processing, q.window_buffer,
-           p.last_message_at
+           h.last_message_at
     INTO v_p
-    FROM partitions p JOIN queues q ON q.id = p.queue_id
+    FROM partitions p JOIN queues q ON q.id = p.queue_id JOIN partition_heads h ON h.partition_id = p.id
     WHERE p.id = p_partition_id;
     -- A pair with a requeued set is served from it first, held back by conditions 1-3 of §6.1
     -- only (docs/api/concepts.md §9.3). One probe; the set is nearly always empty.
@@ -337,19 +341,19 @@ BEGIN
     -- consumers on few partitions do not call qg_claim for every busy pair; pairs it can see
     -- are drained (their last batch was acked) leave the index without a claim attempt.
     IF p_partition IS NOT NULL THEN
-        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), h.last_position <= coalesce(c.cursor, 0)
                    AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = w.partition_id AND r.consumer_group = w.consumer_group),
                    c.cursor IS NOT NULL
-            FROM partition_work w JOIN partitions p ON p.id = w.partition_id
+            FROM partition_work w JOIN partitions p ON p.id = w.partition_id JOIN partition_heads h ON h.partition_id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE p.queue_id = v_qids[1] AND p.name = p_partition AND w.consumer_group = p_group
               AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= v_now)
               AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now);
     ELSIF cardinality(v_qids) = 1 THEN
-        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), h.last_position <= coalesce(c.cursor, 0)
                    AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = w.partition_id AND r.consumer_group = w.consumer_group),
                    c.cursor IS NOT NULL
-            FROM partition_work w JOIN partitions p ON p.id = w.partition_id
+            FROM partition_work w JOIN partition_heads h ON h.partition_id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE w.queue_id = v_qids[1] AND w.consumer_group = p_group
               AND w.next_at <= v_now - v_delay * interval '1 second'
@@ -357,10 +361,10 @@ BEGIN
               AND (c.retry_not_before IS NULL OR c.retry_not_before <= v_now)
             ORDER BY w.next_at;
     ELSE
-        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), p.last_position <= coalesce(c.cursor, 0)
+        OPEN v_cur FOR SELECT w.partition_id, coalesce(c.cursor, 0), h.last_position <= coalesce(c.cursor, 0)
                    AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = w.partition_id AND r.consumer_group = w.consumer_group),
                    c.cursor IS NOT NULL
-            FROM partition_work w JOIN queues q ON q.id = w.queue_id JOIN partitions p ON p.id = w.partition_id
+            FROM partition_work w JOIN queues q ON q.id = w.queue_id JOIN partition_heads h ON h.partition_id = w.partition_id
             LEFT JOIN consumers c ON c.partition_id = w.partition_id AND c.consumer_group = w.consumer_group
             WHERE w.queue_id = ANY (v_qids) AND w.consumer_group = p_group
               AND w.next_at <= v_now - q.delayed_processing * interval '1 second'
@@ -404,9 +408,9 @@ BEGIN
             RETURN QUERY
             WITH x AS (
                 SELECT p.name AS pname, q.name AS qname, q.lease_time, q.delayed_processing
-                FROM partitions p JOIN queues q ON q.id = p.queue_id
+                FROM partitions p JOIN queues q ON q.id = p.queue_id JOIN partition_heads h ON h.partition_id = p.id
                 WHERE p.id = v_pid
-                  AND NOT (q.window_buffer > 0 AND p.last_message_at > v_now - q.window_buffer * interval '1 second')
+                  AND NOT (q.window_buffer > 0 AND h.last_message_at > v_now - q.window_buffer * interval '1 second')
                   AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = v_pid AND r.consumer_group = p_group)
                   AND NOT EXISTS (SELECT 1 FROM skip_marks k WHERE k.partition_id = v_pid AND k.consumer_group = p_group)),
             s AS (

@@ -409,6 +409,10 @@ END $$;
 CREATE OR REPLACE FUNCTION qg_ack_rework(p_pids uuid[], p_groups text[], p_cursors bigint[])
 RETURNS void LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    v_pids uuid[];
+    v_groups text[];
+    v_cursors bigint[];
 BEGIN
     PERFORM 1 FROM partition_work w
     WHERE (w.partition_id, w.consumer_group) IN (SELECT u.pid, u.grp FROM unnest(p_pids, p_groups) AS u (pid, grp))
@@ -425,17 +429,20 @@ BEGIN
         FROM nxt n
         WHERE n.next_at IS NOT NULL AND w.partition_id = n.pid AND w.consumer_group = n.grp
     ), tops AS MATERIALIZED (
-        -- (Carries the pair along: joining two of these lists to each other would be a nested
-        -- loop over both, quadratic.)
-        SELECT n.pid, n.grp, n.cur, p.last_position FROM nxt n
+        SELECT n.pid, n.grp, n.cur FROM nxt n
         JOIN partitions p ON p.id = n.pid
         WHERE n.next_at IS NULL
         ORDER BY p.id
         FOR SHARE OF p SKIP LOCKED
     )
+    SELECT array_agg(t.pid), array_agg(t.grp), array_agg(t.cur) INTO v_pids, v_groups, v_cursors FROM tops t;
+
+    -- The heads are read in a statement after the share locks: its snapshot sees every writer's
+    -- commit up to the lock (the locking statement's snapshot may be older).
     DELETE FROM partition_work w
-    USING tops t
-    WHERE t.cur >= t.last_position AND w.partition_id = t.pid AND w.consumer_group = t.grp
+    USING unnest(v_pids, v_groups, v_cursors) AS t (pid, grp, cur)
+    JOIN partition_heads h ON h.partition_id = t.pid
+    WHERE t.cur >= h.last_position AND w.partition_id = t.pid AND w.consumer_group = t.grp
       -- a pair with a requeued set stays listed (docs/api/concepts.md §9.3)
       AND NOT EXISTS (SELECT 1 FROM requeued r WHERE r.partition_id = t.pid AND r.consumer_group = t.grp);
 END $$;

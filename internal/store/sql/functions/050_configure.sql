@@ -39,7 +39,9 @@ BEGIN
         INSERT INTO partitions (id, queue_id, name) VALUES (gen_random_uuid(), queue_id, 'Default')
         ON CONFLICT ON CONSTRAINT partitions_queue_id_name_key DO NOTHING
         RETURNING id INTO partition_id;
-        IF partition_id IS NULL THEN -- created meanwhile by a push
+        IF partition_id IS NOT NULL THEN
+            INSERT INTO partition_heads (partition_id) VALUES (partition_id);
+        ELSE -- created meanwhile by a push
             SELECT p.id INTO partition_id FROM partitions p
             WHERE p.queue_id = qg_configure.queue_id AND p.name = 'Default';
         END IF;

@@ -27,8 +27,8 @@ RETURNS TABLE (id text, transaction_id text, partition_id text, queue_name text,
 LANGUAGE sql STABLE AS $$
     WITH parts AS (
         SELECT p.id, p.name, q.id AS qid, q.name AS qname, q.namespace, q.task, q.priority,
-               coalesce(p.last_message_at, 'infinity') AS written
-        FROM partitions p JOIN queues q ON q.id = p.queue_id
+               coalesce(h.last_message_at, 'infinity') AS written
+        FROM partitions p JOIN queues q ON q.id = p.queue_id JOIN partition_heads h ON h.partition_id = p.id
         WHERE (p_queue IS NULL OR q.name = p_queue) AND (p_partition IS NULL OR p.name = p_partition)
           AND (p_namespace IS NULL OR q.namespace = p_namespace) AND (p_task IS NULL OR q.task = p_task)
     ), win AS (

@@ -234,7 +234,8 @@ BEGIN
     IF NOT FOUND THEN
         RETURN NULL;
     END IF;
-    FOR v_p IN SELECT p.id, p.last_position FROM partitions p WHERE p.queue_id = v_qid ORDER BY p.id LOOP
+    FOR v_p IN SELECT p.id, h.last_position FROM partitions p JOIN partition_heads h ON h.partition_id = p.id
+               WHERE p.queue_id = v_qid ORDER BY p.id LOOP
         PERFORM qg_place_cursor(v_p.id, p_group, v_qid, CASE WHEN p_ts IS NULL THEN v_p.last_position
             ELSE qg_initial_cursor(v_p.id, 'timestamp', p_ts, false) END);
         v_n := v_n + 1;
@@ -251,8 +252,8 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_p record;
 BEGIN
-    SELECT p.id, p.queue_id, p.last_position INTO v_p
-    FROM partitions p JOIN queues q ON q.id = p.queue_id
+    SELECT p.id, p.queue_id, h.last_position INTO v_p
+    FROM partitions p JOIN queues q ON q.id = p.queue_id JOIN partition_heads h ON h.partition_id = p.id
     WHERE q.name = p_queue AND p.name = p_partition;
     known := FOUND;
     IF NOT known THEN

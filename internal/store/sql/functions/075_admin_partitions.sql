@@ -35,9 +35,10 @@ LANGUAGE sql STABLE AS $$
     SELECT p.id::text, p.name, q.name, q.id::text, q.namespace, q.task, p.created_at,
            coalesce(s.total, 0), coalesce(s.pending, 0), coalesce(s.processing, 0), coalesce(s.completed, 0),
            coalesce(s.dead_letter, 0), coalesce(s.consumer_groups, 0), coalesce(s.active_leases, 0),
-           coalesce(s.time_lag_max, 0), s.oldest_message_at, s.newest_message_at, p.last_activity_at
+           coalesce(s.time_lag_max, 0), s.oldest_message_at, s.newest_message_at, h.last_activity_at
     FROM qg_partitions_matching(p_queue, p_namespace, p_task, p_search) x
     JOIN partitions p ON p.id = x.pid
+    JOIN partition_heads h ON h.partition_id = x.pid
     JOIN queues q ON q.id = x.qid
     LEFT JOIN stats s ON s.scope = 'partition' AND s.key = p.id::text
     ORDER BY
@@ -47,8 +48,8 @@ LANGUAGE sql STABLE AS $$
         CASE WHEN p_sort = 'queue' AND p_desc THEN q.name END DESC,
         CASE WHEN p_sort = 'createdAt' AND NOT p_desc THEN p.created_at END,
         CASE WHEN p_sort = 'createdAt' AND p_desc THEN p.created_at END DESC,
-        CASE WHEN p_sort = 'lastActivity' AND NOT p_desc THEN p.last_activity_at END,
-        CASE WHEN p_sort = 'lastActivity' AND p_desc THEN p.last_activity_at END DESC,
+        CASE WHEN p_sort = 'lastActivity' AND NOT p_desc THEN h.last_activity_at END,
+        CASE WHEN p_sort = 'lastActivity' AND p_desc THEN h.last_activity_at END DESC,
         CASE WHEN NOT p_desc THEN CASE p_sort WHEN 'total' THEN coalesce(s.total, 0)
             WHEN 'pending' THEN coalesce(s.pending, 0) WHEN 'lag' THEN coalesce(s.time_lag_max, 0) END END,
         CASE WHEN p_desc THEN CASE p_sort WHEN 'total' THEN coalesce(s.total, 0)

@@ -18,7 +18,7 @@ BEGIN
         RETURN QUERY SELECT false, NULL::text, NULL::bigint;
         RETURN;
     END IF;
-    RETURN QUERY SELECT true, p.id::text, p.last_position FROM partitions p
+    RETURN QUERY SELECT true, p.id::text, h.last_position FROM partitions p JOIN partition_heads h ON h.partition_id = p.id
         WHERE p.queue_id = v_qid AND (p_partition IS NULL OR p.name = p_partition) ORDER BY p.id;
     IF NOT FOUND AND p_partition IS NOT NULL THEN
         RETURN QUERY SELECT true, NULL::text, NULL::bigint;

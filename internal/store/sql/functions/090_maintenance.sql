@@ -321,10 +321,26 @@ RETURNS bigint LANGUAGE sql AS $$
     SELECT count(*) FROM gone;
 $$;
 
+-- Whether a partition holds no message, keeps no dedup key alive and has seen no write,
+-- claim or consumption since p_cut (qg_cleanup_partitions).
+CREATE OR REPLACE FUNCTION qg_partition_idle(p_pid uuid, p_cut timestamptz, p_now timestamptz)
+RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT h.last_activity_at < p_cut
+       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.partition_id = p_pid)
+       AND NOT EXISTS (SELECT 1 FROM consumers c WHERE c.partition_id = p_pid
+                         AND (c.created_at >= p_cut OR c.last_consumed_at >= p_cut
+                              OR c.lease_expires_at >= p_cut))
+       AND NOT EXISTS (SELECT 1 FROM dedup_tombstones t WHERE t.partition_id = p_pid
+                         AND t.created_at + q.dedup_window_seconds * interval '1 second' > p_now)
+    FROM partitions p JOIN queues q ON q.id = p.queue_id JOIN partition_heads h ON h.partition_id = p.id
+    WHERE p.id = p_pid;
+$$;
+
 -- Deletes at most p_limit partitions that hold no message, keep no dedup key alive and have
 -- seen no write, claim or consumption for p_days days, with their consumer state (docs/api/concepts.md
--- §3). A partition some writer holds is skipped, not waited for; a write that commits before
--- the lock moves last_activity_at and so rules the partition out on the lock's re-check.
+-- §3). A partition some writer holds is skipped, not waited for. A write that committed
+-- before the lock changed no partitions row (its push state is in partition_heads), so the
+-- candidates are checked again after the locks, with a snapshot that sees it.
 CREATE OR REPLACE FUNCTION qg_cleanup_partitions(p_days integer, p_limit integer, p_now timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
@@ -333,17 +349,16 @@ DECLARE
     v_ids uuid[];
 BEGIN
     SELECT array_agg(x.id) INTO v_ids FROM (
-        SELECT p.id FROM partitions p JOIN queues q ON q.id = p.queue_id
-        WHERE p.last_activity_at < v_cut
-          AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.partition_id = p.id)
-          AND NOT EXISTS (SELECT 1 FROM consumers c WHERE c.partition_id = p.id
-                            AND (c.created_at >= v_cut OR c.last_consumed_at >= v_cut
-                                 OR c.lease_expires_at >= v_cut))
-          AND NOT EXISTS (SELECT 1 FROM dedup_tombstones t WHERE t.partition_id = p.id
-                            AND t.created_at + q.dedup_window_seconds * interval '1 second' > v_now)
+        SELECT p.id FROM partitions p
+        WHERE qg_partition_idle(p.id, v_cut, v_now)
         ORDER BY p.id
         LIMIT p_limit
         FOR UPDATE OF p SKIP LOCKED) x;
+    IF v_ids IS NULL THEN
+        RETURN 0;
+    END IF;
+    SELECT array_agg(u.id ORDER BY u.id) INTO v_ids FROM unnest(v_ids) AS u (id)
+    WHERE qg_partition_idle(u.id, v_cut, v_now);
     IF v_ids IS NULL THEN
         RETURN 0;
     END IF;

@@ -205,7 +205,7 @@ BEGIN
     -- The overview's ingest throughput: messages written in the minute before the run, from the
     -- partitions written in it.
     UPDATE stats s SET ingested_last_minute = (
-        SELECT count(*) FROM partitions p JOIN messages m ON m.partition_id = p.id
+        SELECT count(*) FROM partition_heads p JOIN messages m ON m.partition_id = p.partition_id
         WHERE p.last_message_at > v_now - interval '60 seconds' AND m.created_at > v_now - interval '60 seconds')
     WHERE s.scope = 'system';
     SELECT count(*) FILTER (WHERE s.scope = 'namespace'), count(*) FILTER (WHERE s.scope = 'task'),

@@ -31,9 +31,10 @@ LANGUAGE sql STABLE AS $$
                 coalesce(s.active_leases, 0), coalesce(s.messages_consumed, 0), coalesce(s.batches_consumed, 0),
                 greatest(p.last_activity_at, s.last_consumed_at), s.oldest_message_at, s.newest_message_at,
                 coalesce(s.time_lag_max, 0)
-         FROM (SELECT p.id, p.name, p.created_at, p.last_activity_at
+         FROM (SELECT p.id, p.name, p.created_at, h.last_activity_at
                FROM queues q
                JOIN partitions p ON p.queue_id = q.id
+               JOIN partition_heads h ON h.partition_id = p.id
                WHERE p_sort IN ('name', 'createdAt') AND q.name = p_queue
                  AND (p_search IS NULL OR position(lower(p_search) IN lower(p.name)) > 0)
                ORDER BY
@@ -51,7 +52,8 @@ LANGUAGE sql STABLE AS $$
                 greatest(p.last_activity_at, s.last_consumed_at), s.oldest_message_at, s.newest_message_at,
                 coalesce(s.time_lag_max, 0)
          FROM queues q
-         JOIN partitions p ON p.queue_id = q.id
+         JOIN (SELECT p.*, h.last_activity_at FROM partitions p JOIN partition_heads h ON h.partition_id = p.id) p
+           ON p.queue_id = q.id
          LEFT JOIN stats s ON s.scope = 'partition' AND s.key = p.id::text
          WHERE p_sort NOT IN ('name', 'createdAt') AND q.name = p_queue
            AND (p_search IS NULL OR position(lower(p_search) IN lower(p.name)) > 0)

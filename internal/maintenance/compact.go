@@ -1,0 +1,114 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/store"
+)
+
+// The hot sets' compaction under a pinned snapshot horizon (docs/design.md, "Steady under a
+// pinned horizon"): every CompactInterval the instance reads the hot sets' row versions and
+// rewrites each set whose dead versions VACUUM may not remove and outnumber its live rows.
+const (
+	// compactPinnedAfter is how old a session's snapshot must be before its horizon counts as
+	// held: younger ones end on their own, and VACUUM then catches up.
+	compactPinnedAfter = 5 * time.Second
+	// compactMinDead and compactDeadPerLive: a set is rewritten once it holds at least
+	// compactMinDead dead versions and compactDeadPerLive per live row, so that a lookup walks
+	// a few dozen versions at most between rewrites, and a rewrite (which copies every live
+	// row) is paid for by the versions it removes.
+	compactMinDead     = 5000
+	compactDeadPerLive = 10
+	// compactLockTimeout bounds the wait for a set's exclusive locks: every request touching
+	// its tables queues behind the waiting rewrite.
+	compactLockTimeout = 20 * time.Millisecond
+)
+
+// CompactionCount is how often one hot set was rewritten on this instance and how many of its
+// attempts found the locks taken (queen_hot_set_compactions_total).
+type CompactionCount struct {
+	Set                string
+	Compacted, Skipped int64
+}
+
+// needsCompaction says whether a rewrite of h would remove enough to be worth it now.
+func needsCompaction(h store.HotSet) bool {
+	return h.Pinned && h.BlockerPID == 0 && h.Dead >= max(compactMinDead, compactDeadPerLive*h.Live)
+}
+
+// CompactionCounts reports the rewrites of each hot set on this instance.
+func (r *Runner) CompactionCounts() []CompactionCount {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]CompactionCount, 0, len(store.HotSets))
+	for _, s := range store.HotSets {
+		c := r.compactions[s]
+		c.Set = s
+		out = append(out, c)
+	}
+	return out
+}
+
+func (r *Runner) compactLoop(ctx context.Context) {
+	t := time.NewTicker(r.cfg.CompactInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := r.CompactHotSets(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, mq.ErrUnavailable) {
+			r.log.Warn("hot set compaction failed", "err", err)
+		}
+	}
+}
+
+// CompactHotSets checks the hot sets once and rewrites those that need it (needsCompaction).
+// A set whose tables a long transaction holds locked is reported once per blocker.
+func (r *Runner) CompactHotSets(ctx context.Context) error {
+	sets, err := r.st.HotSetStates(ctx, compactPinnedAfter)
+	if err != nil {
+		return err
+	}
+	for _, h := range sets {
+		if h.Pinned && h.BlockerPID != 0 && h.Dead >= max(compactMinDead, compactDeadPerLive*h.Live) {
+			r.mu.Lock()
+			first := r.compactBlockers[h.Name] != h.BlockerPID
+			r.compactBlockers[h.Name] = h.BlockerPID
+			r.mu.Unlock()
+			if first {
+				r.log.Warn("a held snapshot keeps dead row versions, and a session holding a lock on the tables keeps them from being compacted",
+					"set", h.Name, "dead", h.Dead, "live", h.Live, "blocker_pid", h.BlockerPID, "blocker", h.Blocker)
+			}
+			continue
+		}
+		if !needsCompaction(h) {
+			continue
+		}
+		start := time.Now()
+		outcome, rows, err := r.st.CompactHotSet(ctx, h.Name, compactLockTimeout)
+		if err != nil {
+			return err
+		}
+		r.mu.Lock()
+		c := r.compactions[h.Name]
+		switch outcome {
+		case store.CompactDone:
+			c.Compacted++
+		case store.CompactLocked:
+			c.Skipped++
+		}
+		r.compactions[h.Name] = c
+		r.mu.Unlock()
+		r.log.Debug("hot set compaction", "set", h.Name, "outcome", outcome, "rows", rows, "dead", h.Dead,
+			"took", time.Since(start))
+	}
+	return nil
+}

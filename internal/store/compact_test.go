@@ -1,0 +1,241 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/queen-go/queen/internal/mq"
+)
+
+// hotRows is every row of the hot sets' tables, as text, table by table.
+func (b *testBundle) hotRows() []string {
+	b.t.Helper()
+	var out []string
+	for _, table := range []string{"partition_heads", "consumers", "requeued", "skip_marks", "partition_work"} {
+		out = append(out, b.texts("SELECT '"+table+" ' || t::text FROM "+table+" t ORDER BY 1")...)
+	}
+	return out
+}
+
+// A rewrite of each hot set writes back every row as it was, and the queue goes on from there:
+// the leased batch is still leased, the cursor where the ack left it, the work index the same.
+func TestCompactHotSetRewritesEveryRowUnchanged(t *testing.T) {
+	b := setup(t)
+	b.pushKeys("p1", "a1", "a2", "a3")
+	b.pushKeys("p2", "b1", "b2")
+	b.pushKeys("p3", "c1")
+	leased := b.mustPop(PopRequest{Partition: "p1"}, "a1")
+	b.mustAck(ackOf(b.mustPop(PopRequest{Partition: "p2"}, "b1"), 0, mq.AckCompleted))
+	b.mustPop(PopRequest{Partition: "p3", Group: "g", AutoAck: true}, "c1")
+	// a requeued set and a skip mark, so the consumer set's referencing tables are not empty
+	b.exec(`INSERT INTO requeued (partition_id, consumer_group, position, requeued_at)
+		SELECT p.id, $1, 2, now() FROM partitions p WHERE p.name = 'p2'`, mq.QueueMode)
+	b.exec(`INSERT INTO skip_marks (partition_id, consumer_group, position, created_at)
+		SELECT p.id, $1, 3, now() FROM partitions p WHERE p.name = 'p1'`, mq.QueueMode)
+	before := b.hotRows()
+	if len(before) < 10 {
+		t.Fatalf("hot rows before: %v", before)
+	}
+
+	total := int64(0)
+	for _, set := range HotSets {
+		outcome, rows, err := b.s.CompactHotSet(b.ctx, set, time.Second)
+		if err != nil || outcome != CompactDone {
+			t.Fatalf("compact %s: %s, %v", set, outcome, err)
+		}
+		total += rows
+	}
+	if after := b.hotRows(); !slices.Equal(after, before) {
+		t.Fatalf("rows changed by the rewrite:\nbefore %v\nafter  %v", before, after)
+	}
+	if total != int64(len(before)) {
+		t.Errorf("rewrites report %d rows, the tables hold %d", total, len(before))
+	}
+
+	b.exec(`DELETE FROM requeued`)
+	b.exec(`DELETE FROM skip_marks`)
+	b.noPop(PopRequest{Partition: "p1"}) // still leased
+	b.mustAck(ackOf(leased, 0, mq.AckCompleted))
+	got := b.drain(PopRequest{}) // queue mode: c1 went to group g only
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a2", "a3", "b2", "c1"}) {
+		t.Fatalf("after the rewrites the queue delivers %v, want a2 a3 b2 c1", got)
+	}
+}
+
+// A table another session holds is left alone: the rewrite gives up within its lock timeout
+// and changes nothing, and HotSetStates names the session once it has held the lock for a
+// second (with its old snapshot, the horizon counts as pinned).
+func TestCompactHotSetLeavesATableAnotherSessionHoldsAlone(t *testing.T) {
+	b := setup(t)
+	b.pushKeys("p1", "a1")
+	conn, err := pgx.Connect(b.ctx, testDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var pid int
+	if err := conn.QueryRow(b.ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.BeginTx(b.ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	var n int
+	if err := tx.QueryRow(b.ctx, "SELECT count(*) FROM "+pgx.Identifier{schemaFor(t.Name()), "partition_work"}.Sanitize()).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+
+	if outcome, _, err := b.s.CompactHotSet(b.ctx, "partition_work", 20*time.Millisecond); err != nil || outcome != CompactLocked {
+		t.Fatalf("compact a held table: %s, %v; want %s", outcome, err, CompactLocked)
+	}
+	if outcome, _, err := b.s.CompactHotSet(b.ctx, "partition_heads", 20*time.Millisecond); err != nil || outcome != CompactDone {
+		t.Fatalf("compact a free table: %s, %v; want %s", outcome, err, CompactDone)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	sets, err := b.s.HotSetStates(b.ctx, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, h := range sets {
+		names = append(names, h.Name)
+		if !h.Pinned {
+			t.Errorf("%s: not pinned under a snapshot held for 1.1 s", h.Name)
+		}
+		switch h.Name {
+		case "partition_work":
+			if h.BlockerPID != pid || h.Blocker == "" {
+				t.Errorf("partition_work: blocker %d %q, want the holding session %d", h.BlockerPID, h.Blocker, pid)
+			}
+		default:
+			if h.BlockerPID != 0 {
+				t.Errorf("%s: blocker %d %q, want none", h.Name, h.BlockerPID, h.Blocker)
+			}
+		}
+	}
+	if !slices.Equal(names, HotSets) {
+		t.Errorf("hot sets %v, want %v", names, HotSets)
+	}
+}
+
+// Rewrites running all the while pushes, pops and acks go on lose, duplicate and reorder
+// nothing: every message is delivered and acknowledged exactly once, in position order per
+// partition.
+func TestCompactHotSetsUnderLoadLoseNothing(t *testing.T) {
+	b := setup(t)
+	const partitions, perPartition, consumers = 4, 60, 4
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	defer cancel()
+	errs := make(chan error, partitions+consumers+1)
+	var producers, rest sync.WaitGroup
+	for p := range partitions {
+		producers.Go(func() {
+			for i := range perPartition {
+				r := row(b.queue, fmt.Sprintf("p%d", p), fmt.Sprintf("p%d-%03d", p, i))
+				res, err := b.s.Push(ctx, []PushRow{r})
+				if err == nil && res[0].Status != mq.StatusQueued {
+					err = fmt.Errorf("push %s: %+v", r.Key, res[0])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	var mu sync.Mutex
+	got := map[string][]string{} // partition -> keys in ack order
+	total := 0
+	stopped := func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+	for range consumers {
+		rest.Go(func() {
+			for !stopped() {
+				r := b.req(PopRequest{})
+				msgs, err := b.s.Pop(ctx, r)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(msgs) == 0 {
+					continue
+				}
+				m := msgs[0]
+				res, err := b.s.Ack(ctx, []mq.AckItem{{PartitionID: m.PartitionID, TransactionID: m.TransactionID,
+					Group: r.Group, Status: mq.AckCompleted, LeaseID: r.LeaseID}})
+				if err == nil && !res[0].Success {
+					err = fmt.Errorf("ack %s: %+v", m.TransactionID, res[0])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				got[m.Partition] = append(got[m.Partition], m.TransactionID)
+				total++
+				if total == partitions*perPartition {
+					close(done)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	compactions := 0
+	rest.Go(func() {
+		for !stopped() {
+			for _, set := range HotSets {
+				outcome, _, err := b.s.CompactHotSet(ctx, set, 50*time.Millisecond)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if outcome == CompactDone {
+					compactions++
+				}
+			}
+		}
+	})
+	producers.Wait()
+	finished := make(chan struct{})
+	go func() { rest.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case err := <-errs:
+		cancel()
+		t.Fatal(err)
+	case <-ctx.Done():
+		t.Fatalf("consumed %d of %d messages before the deadline", total, partitions*perPartition)
+	}
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	for p := range partitions {
+		var want []string
+		for i := range perPartition {
+			want = append(want, fmt.Sprintf("p%d-%03d", p, i))
+		}
+		if k := fmt.Sprintf("p%d", p); !slices.Equal(got[k], want) {
+			t.Errorf("partition %s acknowledged %v, want %v", k, got[k], want)
+		}
+	}
+	if compactions < len(HotSets) {
+		t.Errorf("only %d rewrites ran during the load", compactions)
+	}
+}

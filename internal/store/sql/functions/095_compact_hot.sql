@@ -1,0 +1,100 @@
+-- Compaction of the hot tables under a pinned snapshot horizon (docs/design.md, "Steady under a
+-- pinned horizon"). Pushes update their partitions' heads, pops and acks their consumer rows,
+-- and the work index gains and loses a pair per message. While some session keeps an old
+-- snapshot open, neither VACUUM nor page pruning may remove the versions those writes leave
+-- behind, and every later lookup of a row walks all of its versions: after two minutes, pops
+-- and pushes ran at a tenth and a quarter of their speed (bench/README.md). A rewrite removes
+-- them anyway: the live rows are read, the tables truncated and the rows written back, in one
+-- transaction under an exclusive lock (TRUNCATE gives the tables new files, so nothing of the
+-- old versions is left to walk). Each set is the tables one TRUNCATE must take together
+-- (foreign keys). The broker runs it from its maintenance loop, only while a snapshot is held
+-- (qg_hot_sets) and only when the lock comes within a few milliseconds.
+
+-- The hot sets, their tables, and their live and dead row versions (the statistics system's
+-- running estimates), with whether a horizon is held now and who would block a rewrite.
+-- pinned: a session of this database holds a snapshot taken more than p_pinned_s seconds ago,
+-- or a replication slot or walsender holds a horizon. blocker_pid: a session other than the
+-- caller that holds a lock on one of the set's tables and has been in its transaction for more
+-- than a second (a rewrite would wait for it in vain); NULL when none does.
+CREATE OR REPLACE FUNCTION qg_hot_sets(p_pinned_s integer)
+RETURNS TABLE (hot_set text, live bigint, dead bigint, pinned boolean, blocker_pid integer, blocker text)
+LANGUAGE sql STABLE AS $$
+    WITH pin AS (
+        SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
+                       WHERE a.datname = current_database() AND a.backend_xmin IS NOT NULL
+                         AND a.pid <> pg_backend_pid() AND a.backend_type = 'client backend'
+                         AND a.xact_start < clock_timestamp() - p_pinned_s * interval '1 second')
+            OR EXISTS (SELECT 1 FROM pg_replication_slots s
+                       WHERE s.xmin IS NOT NULL AND (s.database IS NULL OR s.database = current_database()))
+            OR EXISTS (SELECT 1 FROM pg_stat_activity a
+                       WHERE a.backend_type = 'walsender' AND a.backend_xmin IS NOT NULL) AS pinned
+    ), sets (hot_set, tables) AS (
+        VALUES ('partition_heads', ARRAY['partition_heads']),
+               ('consumers', ARRAY['consumers', 'requeued', 'skip_marks']),
+               ('partition_work', ARRAY['partition_work'])
+    )
+    SELECT s.hot_set, coalesce(sum(t.n_live_tup), 0)::bigint, coalesce(sum(t.n_dead_tup), 0)::bigint,
+           (SELECT pinned FROM pin),
+           b.pid, b.who
+    FROM sets s
+    LEFT JOIN pg_stat_user_tables t ON t.schemaname = current_schema() AND t.relname = ANY (s.tables)
+    LEFT JOIN LATERAL (
+        SELECT a.pid, coalesce(nullif(a.application_name, ''), a.usename::text, '') || ' (' || a.state || ')' AS who
+        FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'relation' AND l.granted AND l.pid <> pg_backend_pid()
+          AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+          AND l.relation IN (SELECT c.oid FROM pg_class c
+                             WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY (s.tables))
+          AND a.xact_start < clock_timestamp() - interval '1 second'
+        ORDER BY a.xact_start, a.pid
+        LIMIT 1) b ON true
+    GROUP BY s.hot_set, b.pid, b.who
+    ORDER BY s.hot_set;
+$$;
+
+-- Rewrites one hot set (see above): returns the rows written back, -1 when another instance is
+-- compacting the set, -2 when its tables' locks did not come within p_lock_timeout_ms (nothing
+-- changed). Waiting for the locks holds up every request that touches the tables, so the
+-- timeout is short; the next check tries again.
+CREATE OR REPLACE FUNCTION qg_compact_hot(p_set text, p_lock_timeout_ms integer)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    v_h partition_heads[];
+    v_c consumers[];
+    v_r requeued[];
+    v_k skip_marks[];
+    v_w partition_work[];
+BEGIN
+    IF NOT pg_try_advisory_xact_lock(20808, hashtext(current_schema() || '/' || p_set)) THEN
+        RETURN -1;
+    END IF;
+    PERFORM set_config('lock_timeout', p_lock_timeout_ms || 'ms', true);
+    BEGIN
+        CASE p_set
+        WHEN 'partition_heads' THEN
+            LOCK TABLE partition_heads IN ACCESS EXCLUSIVE MODE;
+            SELECT array_agg(h) INTO v_h FROM partition_heads h;
+            TRUNCATE partition_heads;
+            INSERT INTO partition_heads SELECT * FROM unnest(v_h);
+        WHEN 'consumers' THEN
+            -- requeued and skip_marks reference consumers: one TRUNCATE takes all three.
+            LOCK TABLE consumers, requeued, skip_marks IN ACCESS EXCLUSIVE MODE;
+            SELECT array_agg(c) INTO v_c FROM consumers c;
+            SELECT array_agg(r) INTO v_r FROM requeued r;
+            SELECT array_agg(k) INTO v_k FROM skip_marks k;
+            TRUNCATE consumers, requeued, skip_marks;
+            INSERT INTO consumers SELECT * FROM unnest(v_c);
+            INSERT INTO requeued SELECT * FROM unnest(v_r);
+            INSERT INTO skip_marks SELECT * FROM unnest(v_k);
+        WHEN 'partition_work' THEN
+            LOCK TABLE partition_work IN ACCESS EXCLUSIVE MODE;
+            SELECT array_agg(w) INTO v_w FROM partition_work w;
+            TRUNCATE partition_work;
+            INSERT INTO partition_work SELECT * FROM unnest(v_w);
+        END CASE;
+    EXCEPTION WHEN lock_not_available THEN
+        RETURN -2;
+    END;
+    RETURN coalesce(cardinality(v_h), 0) + coalesce(cardinality(v_c), 0) + coalesce(cardinality(v_r), 0)
+         + coalesce(cardinality(v_k), 0) + coalesce(cardinality(v_w), 0);
+END $$;
