@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/queen-go/queen/internal/app"
+	"github.com/queen-go/queen/internal/config"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 // The child of TestSpoolSurvivesKill: a broker whose database never answers, so that every
@@ -24,9 +27,7 @@ func TestSpoolCrashChild(t *testing.T) {
 	}
 	cfg := frozenConfig(t, dsn, "spool_crash_child")
 	cfg.FileBufferDir = dir
-	a := startApp(t, cfg, app.WithoutMigration(), app.WithLogger(quietLogger()))
-	fmt.Printf("URL %s\n", a.URL())
-	select {} // until SIGKILL
+	serveUntilKilled(t, cfg)
 }
 
 // kill -9 of a broker while pushes are being spooled (docs/api/operations.md §4.2): after a
@@ -156,4 +157,72 @@ func startChild(t *testing.T, child string, env ...string) (*exec.Cmd, string) {
 		}
 	}()
 	return cmd, base
+}
+
+// serveUntilKilled is the body of a crash test's child: it starts a broker with cfg over a
+// schema its parent migrated, prints its URL for startChild and serves until it is killed.
+func serveUntilKilled(t *testing.T, cfg config.Config) {
+	a := startApp(t, cfg, app.WithoutMigration(), app.WithLogger(quietLogger()))
+	fmt.Printf("URL %s\n", a.URL())
+	select {} // until SIGKILL
+}
+
+// childSchemaConfig is the production configuration of a crash test's child over its
+// parent's database and schema, passed as QUEEN_<env>_DSN and QUEEN_<env>_SCHEMA
+// (startSchemaChild); without them the test is skipped, as it runs only as parent's child.
+func childSchemaConfig(t *testing.T, env, parent string) config.Config {
+	dsn, schema := os.Getenv("QUEEN_"+env+"_DSN"), os.Getenv("QUEEN_"+env+"_SCHEMA")
+	if dsn == "" {
+		t.Skip("the child of " + parent)
+	}
+	return productionConfig(t, dsn, schema)
+}
+
+// startSchemaChild starts the child test over schema of the test database (childSchemaConfig).
+func startSchemaChild(t *testing.T, child, env, schema string) (*exec.Cmd, string) {
+	return startChild(t, child, "QUEEN_"+env+"_DSN="+testDSN, "QUEEN_"+env+"_SCHEMA="+schema)
+}
+
+// crashConns opens the two connections a crash test inspects the database with: db, in the
+// test's schema, for the test's own locks and checks; watch, outside any transaction, for
+// pg_stat_activity (inside a transaction it is a snapshot).
+func crashConns(t *testing.T, schema string) (db, watch *pgx.Conn) {
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, testDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(context.Background()) })
+	if _, err := db.Exec(ctx, "SET search_path TO "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	if watch, err = pgx.Connect(ctx, testDSN); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { watch.Close(context.Background()) })
+	return db, watch
+}
+
+// endAfterKill ends what a killed broker left waiting behind the test's holder transaction:
+// with terminate, PostgreSQL ends the sessions matching where (a condition on
+// pg_stat_activity, with args) as a server restart would; then the holder rolls back, and the
+// test waits until no such session remains (an orphaned one runs to its end first).
+func endAfterKill(t *testing.T, watch *pgx.Conn, holder pgx.Tx, terminate bool, where string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	if terminate {
+		if _, err := watch.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "+where, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := holder.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, time.Minute, 20*time.Millisecond, func() error {
+		var n int
+		if err := watch.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE "+where, args...).Scan(&n); err != nil || n > 0 {
+			return fmt.Errorf("%d sessions of the killed broker still run (%v)", n, err)
+		}
+		return nil
+	})
 }

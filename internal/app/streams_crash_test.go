@@ -3,8 +3,6 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,13 +15,7 @@ import (
 // The child of TestStreamsCycleSurvivesKill: a broker over the parent's schema, serving until
 // it is killed. It prints its URL.
 func TestStreamsCrashChild(t *testing.T) {
-	dsn, schema := os.Getenv("QUEEN_STREAMS_CRASH_DSN"), os.Getenv("QUEEN_STREAMS_CRASH_SCHEMA")
-	if dsn == "" {
-		t.Skip("the child of TestStreamsCycleSurvivesKill")
-	}
-	a := startApp(t, productionConfig(t, dsn, schema), app.WithoutMigration(), app.WithLogger(quietLogger()))
-	fmt.Printf("URL %s\n", a.URL())
-	select {} // until SIGKILL
+	serveUntilKilled(t, childSchemaConfig(t, "STREAMS_CRASH", "TestStreamsCycleSurvivesKill"))
 }
 
 // kill -9 of the broker in the middle of a cycle (docs/api/streams.md §4.2, §4.4): the cycle's
@@ -84,20 +76,7 @@ func streamsCrash(t *testing.T, terminate bool) {
 		"push_items": []any{map[string]any{"queue": "sink", "partition": "P", "payload": "out"}},
 		"ack":        map[string]any{"transactionId": "m2", "leaseId": popped.LeaseID, "status": "completed", "count": 2}}
 
-	db, err := pgx.Connect(ctx, testDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
-	if _, err := db.Exec(ctx, "SET search_path TO "+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	// pg_stat_activity is read on a second connection: inside a transaction it is a snapshot.
-	watch, err := pgx.Connect(ctx, testDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close(ctx)
+	db, watch := crashConns(t, schema)
 	holder, err := db.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +85,7 @@ func streamsCrash(t *testing.T, terminate bool) {
 		t.Fatal(err)
 	}
 
-	cmd, child := startChild(t, "TestStreamsCrashChild", "QUEEN_STREAMS_CRASH_DSN="+testDSN, "QUEEN_STREAMS_CRASH_SCHEMA="+schema)
+	cmd, child := startSchemaChild(t, "TestStreamsCrashChild", "STREAMS_CRASH", schema)
 	lost := make(chan answer, 1)
 	go func() { lost <- call(child, "POST", "/streams/v1/cycle", cycle) }()
 
@@ -131,21 +110,7 @@ func streamsCrash(t *testing.T, terminate bool) {
 	if a := <-lost; a.err == nil {
 		t.Fatalf("the killed broker answered: %d %s", a.code, a.body)
 	}
-	if terminate {
-		if _, err := watch.Exec(ctx, "SELECT pg_terminate_backend($1)", backend); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := holder.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	testkit.Eventually(t, time.Minute, 20*time.Millisecond, func() error {
-		var n int
-		if err := watch.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", backend).Scan(&n); err != nil || n > 0 {
-			return fmt.Errorf("the cycle's session is still there (%v)", err)
-		}
-		return nil
-	})
+	endAfterKill(t, watch, holder, terminate, "pid = $1", backend)
 
 	// All or nothing.
 	applied := streamsApplied(t, db, qid, popped.PartitionID)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -19,15 +18,9 @@ import (
 // consume slot, so that concurrent transactions queue behind it and are merged, serving until
 // it is killed. It prints its URL.
 func TestTransactionCrashChild(t *testing.T) {
-	dsn, schema := os.Getenv("QUEEN_TXN_CRASH_DSN"), os.Getenv("QUEEN_TXN_CRASH_SCHEMA")
-	if dsn == "" {
-		t.Skip("the child of TestTransactionCallSurvivesKill")
-	}
-	cfg := productionConfig(t, dsn, schema)
+	cfg := childSchemaConfig(t, "TXN_CRASH", "TestTransactionCallSurvivesKill")
 	cfg.ConsumeConcurrency = 1
-	a := startApp(t, cfg, app.WithoutMigration(), app.WithLogger(quietLogger()))
-	fmt.Printf("URL %s\n", a.URL())
-	select {} // until SIGKILL
+	serveUntilKilled(t, cfg)
 }
 
 // kill -9 of the broker in the middle of a merged transaction call (docs/design.md, "Group
@@ -98,19 +91,7 @@ func transactionCrash(t *testing.T, terminate bool) {
 		}, "requiredLeases": []any{popped.LeaseID}}
 	}
 
-	db, err := pgx.Connect(ctx, testDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(ctx)
-	if _, err := db.Exec(ctx, "SET search_path TO "+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	watch, err := pgx.Connect(ctx, testDSN) // pg_stat_activity, read outside a transaction
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close(ctx)
+	db, watch := crashConns(t, schema)
 	holder, err := db.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +117,7 @@ func transactionCrash(t *testing.T, terminate bool) {
 		return n, err
 	}
 
-	cmd, child := startChild(t, "TestTransactionCrashChild", "QUEEN_TXN_CRASH_DSN="+testDSN, "QUEEN_TXN_CRASH_SCHEMA="+schema)
+	cmd, child := startSchemaChild(t, "TestTransactionCrashChild", "TXN_CRASH", schema)
 	lost := make(chan answer, stages)
 	var wg sync.WaitGroup
 	send := func(i int) {
@@ -196,23 +177,8 @@ func transactionCrash(t *testing.T, terminate bool) {
 			}
 		}
 	}
-	if terminate {
-		if _, err := watch.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-			WHERE query LIKE '%qg_transaction%' AND state = 'active' AND pid <> pg_backend_pid()`); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := holder.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	testkit.Eventually(t, time.Minute, 20*time.Millisecond, func() error {
-		var n int
-		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE query LIKE '%qg_transaction%' AND state = 'active' AND pid <> pg_backend_pid()`).Scan(&n); err != nil || n > 0 {
-			return fmt.Errorf("%d stage calls still run (%v)", n, err)
-		}
-		return nil
-	})
+	endAfterKill(t, watch, holder, terminate,
+		"query LIKE '%qg_transaction%' AND state = 'active' AND pid <> pg_backend_pid()")
 
 	// Each stage all or nothing.
 	settled := transactionsSettled(t, db, stages)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/queen-go/queen/internal/pgtest"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -22,14 +23,7 @@ func TestHeldHorizonShowsOnMetricsAndPostgresStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.HoldSnapshot(t, conn, "")
 	time.Sleep(1200 * time.Millisecond)
 
 	mfs := scrape(t, b.srv.URL)
@@ -46,6 +40,14 @@ func TestHeldHorizonShowsOnMetricsAndPostgresStats(t *testing.T) {
 	}
 	if _, ok := sample(mfs, "queen_db_replication_xmin_holders"); !ok {
 		t.Error("queen_db_replication_xmin_holders missing")
+	}
+	// The hot sets' rewrites (docs/operations.md): each set and outcome, counted from 0.
+	for _, set := range []string{"consumers", "partition_heads", "partition_work"} {
+		for _, outcome := range []string{"compacted", "skipped"} {
+			if _, ok := sample(mfs, "queen_hot_set_compactions_total", "set", set, "outcome", outcome); !ok {
+				t.Errorf("queen_hot_set_compactions_total{set=%q,outcome=%q} missing", set, outcome)
+			}
+		}
 	}
 
 	pg := admShape(t, stGet[obj](b, "/api/v1/analytics/postgres-stats", http.StatusOK), "database", "tables", "horizon")

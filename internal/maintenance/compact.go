@@ -10,8 +10,8 @@ import (
 )
 
 // The hot sets' compaction under a pinned snapshot horizon (docs/design.md, "Steady under a
-// pinned horizon"): every CompactInterval the instance reads the hot sets' row versions and
-// rewrites each set whose dead versions VACUUM may not remove and outnumber its live rows.
+// pinned horizon"): every CompactInterval the instance reads the snapshot horizon and, while
+// one is held, the hot sets' row versions, and rewrites each set with enough dead versions.
 const (
 	// compactPinnedAfter is how old a session's snapshot must be before its horizon counts as
 	// held: younger ones end on their own, and VACUUM then catches up.
@@ -34,9 +34,16 @@ type CompactionCount struct {
 	Compacted, Skipped int64
 }
 
-// needsCompaction says whether a rewrite of h would remove enough to be worth it now.
-func needsCompaction(h store.HotSet) bool {
-	return h.Pinned && h.BlockerPID == 0 && h.Dead >= max(compactMinDead, compactDeadPerLive*h.Live)
+// horizonHeld says whether a held horizon keeps VACUUM from removing dead versions now: a
+// session's snapshot older than compactPinnedAfter, or a replication slot or walsender
+// holding one (their age PostgreSQL records in transaction ids only).
+func horizonHeld(h mq.XminHorizon) bool {
+	return h.Past(compactPinnedAfter) || len(h.Replication) > 0
+}
+
+// deadEnough says whether a rewrite of h would remove enough versions to be worth its copy.
+func deadEnough(h store.HotSet) bool {
+	return h.Dead >= max(compactMinDead, compactDeadPerLive*h.Live)
 }
 
 // CompactionCounts reports the rewrites of each hot set on this instance.
@@ -70,15 +77,23 @@ func (r *Runner) compactLoop(ctx context.Context) {
 	}
 }
 
-// CompactHotSets checks the hot sets once and rewrites those that need it (needsCompaction).
-// A set whose tables a long transaction holds locked is reported once per blocker.
+// CompactHotSets checks the hot sets once and, while a horizon is held, rewrites those with
+// enough dead versions. A set whose tables a long transaction holds locked is left alone and
+// reported once per blocker.
 func (r *Runner) CompactHotSets(ctx context.Context) error {
-	sets, err := r.st.HotSetStates(ctx, compactPinnedAfter)
+	horizon, err := r.st.XminHorizon(ctx)
+	if err != nil || !horizonHeld(horizon) {
+		return err
+	}
+	sets, err := r.st.HotSetStates(ctx)
 	if err != nil {
 		return err
 	}
 	for _, h := range sets {
-		if h.Pinned && h.BlockerPID != 0 && h.Dead >= max(compactMinDead, compactDeadPerLive*h.Live) {
+		if !deadEnough(h) {
+			continue
+		}
+		if h.BlockerPID != 0 {
 			r.mu.Lock()
 			first := r.compactBlockers[h.Name] != h.BlockerPID
 			r.compactBlockers[h.Name] = h.BlockerPID
@@ -87,9 +102,6 @@ func (r *Runner) CompactHotSets(ctx context.Context) error {
 				r.log.Warn("a held snapshot keeps dead row versions, and a session holding a lock on the tables keeps them from being compacted",
 					"set", h.Name, "dead", h.Dead, "live", h.Live, "blocker_pid", h.BlockerPID, "blocker", h.Blocker)
 			}
-			continue
-		}
-		if !needsCompaction(h) {
 			continue
 		}
 		start := time.Now()

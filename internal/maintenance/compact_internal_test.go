@@ -3,26 +3,45 @@ package maintenance
 import (
 	"testing"
 
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
 
-// A set is rewritten only while a horizon is held, nobody holds its tables, and its dead
-// versions reach both thresholds.
-func TestNeedsCompaction(t *testing.T) {
+// A horizon counts as held once a session's snapshot is older than compactPinnedAfter, or
+// while a replication slot or walsender holds one; a hidden holder (age unknown) does not.
+func TestHorizonHeld(t *testing.T) {
+	old := compactPinnedAfter.Seconds() + 1
+	for _, c := range []struct {
+		name string
+		h    mq.XminHorizon
+		want bool
+	}{
+		{"nothing held", mq.XminHorizon{}, false},
+		{"a young snapshot", mq.XminHorizon{Holder: &mq.XminHolder{AgeSeconds: 1}}, false},
+		{"an old snapshot", mq.XminHorizon{Holder: &mq.XminHolder{AgeSeconds: old}}, true},
+		{"a hidden holder (its age unknown)", mq.XminHorizon{Holder: &mq.XminHolder{Hidden: true, XidAge: 1e6}}, false},
+		{"a replication slot", mq.XminHorizon{Replication: []mq.ReplicationHorizon{{Name: "s"}}}, true},
+	} {
+		if got := horizonHeld(c.h); got != c.want {
+			t.Errorf("%s: horizonHeld = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A set is worth a rewrite once its dead versions reach both thresholds.
+func TestDeadEnough(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		h    store.HotSet
 		want bool
 	}{
-		{"pinned, many dead", store.HotSet{Pinned: true, Live: 200, Dead: 5000}, true},
-		{"not pinned: vacuum can remove them", store.HotSet{Live: 200, Dead: 50000}, false},
-		{"below the floor", store.HotSet{Pinned: true, Live: 10, Dead: compactMinDead - 1}, false},
-		{"below ten per live row", store.HotSet{Pinned: true, Live: 1000, Dead: 9999}, false},
-		{"ten per live row", store.HotSet{Pinned: true, Live: 1000, Dead: 10000}, true},
-		{"a session holds the tables", store.HotSet{Pinned: true, Live: 200, Dead: 50000, BlockerPID: 42}, false},
+		{"many dead", store.HotSet{Live: 200, Dead: compactMinDead}, true},
+		{"below the floor", store.HotSet{Live: 10, Dead: compactMinDead - 1}, false},
+		{"below ten per live row", store.HotSet{Live: 1000, Dead: 9999}, false},
+		{"ten per live row", store.HotSet{Live: 1000, Dead: 10000}, true},
 	} {
-		if got := needsCompaction(c.h); got != c.want {
-			t.Errorf("%s: needsCompaction(%+v) = %v, want %v", c.name, c.h, got, c.want)
+		if got := deadEnough(c.h); got != c.want {
+			t.Errorf("%s: deadEnough(%+v) = %v, want %v", c.name, c.h, got, c.want)
 		}
 	}
 }

@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 
 // testBundle is two broker instances' stores and runners on one schema of the test's own.
 type testBundle struct {
+	schema  string
 	stores  [2]*store.Store
 	runners [2]*maintenance.Runner
 }
@@ -34,7 +35,7 @@ func setup(t *testing.T, cfg maintenance.Config) *testBundle {
 	t.Parallel()
 	ctx := context.Background()
 	schema := fmt.Sprintf("mt_%d", time.Now().UnixNano())
-	b := &testBundle{}
+	b := &testBundle{schema: schema}
 	for i := range b.stores {
 		st, err := store.Open(ctx, store.Options{DSN: testDSN, Schema: schema, MaxConns: 4, ConnectTimeout: 2 * time.Second})
 		if err != nil {

@@ -90,18 +90,7 @@ func TestCheckHorizonWarnsOncePerHeldSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var pid int64
-	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, "SELECT 1"); err != nil { // the snapshot is taken by the first statement
-		t.Fatal(err)
-	}
+	pid, tx := pgtest.HoldSnapshot(t, conn, "")
 	time.Sleep(20 * time.Millisecond)
 
 	c.CheckHorizon(ctx)
@@ -110,7 +99,7 @@ func TestCheckHorizonWarnsOncePerHeldSnapshot(t *testing.T) {
 	if len(warns) != 1 {
 		t.Fatalf("two checks of one held snapshot logged %d WARN lines, want 1", len(warns))
 	}
-	if got := attr(warns[0], "pid").Int64(); got != pid {
+	if got := attr(warns[0], "pid").Int64(); got != int64(pid) {
 		t.Errorf("the WARN names pid %d, the holder is %d", got, pid)
 	}
 

@@ -13,27 +13,23 @@ import (
 // marks that reference it), and the work index.
 var HotSets = []string{"consumers", "partition_heads", "partition_work"}
 
-// HotSet is one hot set's row versions and whether a rewrite would help now (qg_hot_sets).
+// HotSet is one hot set's row versions and who would keep a rewrite from happening (qg_hot_sets).
 type HotSet struct {
 	Name       string
 	Live, Dead int64
-	// Pinned is true while a snapshot older than the check's threshold (or a replication
-	// slot's or walsender's horizon) keeps VACUUM from removing the dead versions.
-	Pinned bool
 	// BlockerPID is a session holding a lock on one of the set's tables for more than a
 	// second, which a rewrite would wait for in vain (0: none); Blocker says who it is.
 	BlockerPID int
 	Blocker    string
 }
 
-// HotSetStates reads the hot sets' row versions; pinnedAfter is how old a session's snapshot
-// must be to count as pinning the horizon.
-func (s *Store) HotSetStates(ctx context.Context, pinnedAfter time.Duration) ([]HotSet, error) {
+// HotSetStates reads the hot sets' row versions.
+func (s *Store) HotSetStates(ctx context.Context) ([]HotSet, error) {
 	var out []HotSet
-	err := s.queryRows(ctx, "SELECT hot_set, live, dead, pinned, coalesce(blocker_pid, 0), coalesce(blocker, '') FROM qg_hot_sets($1)",
-		[]any{int(pinnedAfter / time.Second)}, func(r rowScanner) error {
+	err := s.queryRows(ctx, "SELECT hot_set, live, dead, coalesce(blocker_pid, 0), coalesce(blocker, '') FROM qg_hot_sets()",
+		nil, func(r rowScanner) error {
 			var h HotSet
-			err := r.Scan(&h.Name, &h.Live, &h.Dead, &h.Pinned, &h.BlockerPID, &h.Blocker)
+			err := r.Scan(&h.Name, &h.Live, &h.Dead, &h.BlockerPID, &h.Blocker)
 			out = append(out, h)
 			return err
 		})

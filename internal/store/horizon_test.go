@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/queen-go/queen/internal/pgtest"
 )
 
 // A session holding a REPEATABLE READ snapshot is the database's oldest horizon: XminHorizon
@@ -27,17 +28,7 @@ func TestXminHorizonReportsAHeldSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var pid int
-	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, "SELECT 1"); err != nil { // the snapshot is taken by the first statement
-		t.Fatal(err)
-	}
+	pid, tx := pgtest.HoldSnapshot(t, conn, "")
 	time.Sleep(1100 * time.Millisecond)
 
 	h, err := s.XminHorizon(ctx)
@@ -89,18 +80,7 @@ func TestXminHorizonReportsAnotherRolesHolderHidden(t *testing.T) {
 	}
 	defer reader.Close()
 
-	var pid int
-	if err := admin.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := admin.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
-		t.Fatal(err)
-	}
+	pid, _ := pgtest.HoldSnapshot(t, admin, "")
 	h, err := reader.XminHorizon(ctx)
 	if err != nil {
 		t.Fatal(err)

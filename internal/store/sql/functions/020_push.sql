@@ -97,12 +97,12 @@ BEGIN
     IF NOT FOUND THEN
         PERFORM qg_raise_missing_partitions();
     END IF;
-    -- Read after the lock, in a statement of its own: its snapshot then sees the last writer's
-    -- commit (a join in the locking statement would read the head with the snapshot taken
-    -- before waiting for the lock).
-    SELECT h.last_position INTO v_last FROM partition_heads h WHERE h.partition_id = p_pid;
     v_now := coalesce(p_now, clock_timestamp());
-    SELECT q.name, q.max_size, q.dedup_window_seconds INTO v_qname, v_max, v_dw FROM queues q WHERE q.id = v_qid;
+    -- The head is read after the lock, in a statement of its own: its snapshot then sees the
+    -- last writer's commit (a join in the locking statement would read it with the snapshot
+    -- taken before waiting for the lock).
+    SELECT h.last_position, q.name, q.max_size, q.dedup_window_seconds INTO v_last, v_qname, v_max, v_dw
+    FROM partition_heads h, queues q WHERE h.partition_id = p_pid AND q.id = v_qid;
 
     v_mid := coalesce(
         (SELECT m.id FROM messages m WHERE m.partition_id = p_pid AND m.transaction_id = p_key),

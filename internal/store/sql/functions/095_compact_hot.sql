@@ -7,34 +7,23 @@
 -- them anyway: the live rows are read, the tables truncated and the rows written back, in one
 -- transaction under an exclusive lock (TRUNCATE gives the tables new files, so nothing of the
 -- old versions is left to walk). Each set is the tables one TRUNCATE must take together
--- (foreign keys). The broker runs it from its maintenance loop, only while a snapshot is held
--- (qg_hot_sets) and only when the lock comes within a few milliseconds.
+-- (foreign keys). The broker runs it from its maintenance loop (maintenance/compact.go), only
+-- while a snapshot is held and only when the lock comes within a few milliseconds.
 
--- The hot sets, their tables, and their live and dead row versions (the statistics system's
--- running estimates), with whether a horizon is held now and who would block a rewrite.
--- pinned: a session of this database holds a snapshot taken more than p_pinned_s seconds ago,
--- or a replication slot or walsender holds a horizon. blocker_pid: a session other than the
--- caller that holds a lock on one of the set's tables and has been in its transaction for more
--- than a second (a rewrite would wait for it in vain); NULL when none does.
-CREATE OR REPLACE FUNCTION qg_hot_sets(p_pinned_s integer)
-RETURNS TABLE (hot_set text, live bigint, dead bigint, pinned boolean, blocker_pid integer, blocker text)
+-- The hot sets, and their live and dead row versions (the statistics system's running
+-- estimates). blocker_pid: a session other than the caller that holds a lock on one of the
+-- set's tables and has been in its transaction for more than a second (a rewrite would wait
+-- for it in vain); NULL when none does. Whether a horizon is held is the broker's
+-- XminHorizon reading (queries/analytics.sql).
+CREATE OR REPLACE FUNCTION qg_hot_sets()
+RETURNS TABLE (hot_set text, live bigint, dead bigint, blocker_pid integer, blocker text)
 LANGUAGE sql STABLE AS $$
-    WITH pin AS (
-        SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
-                       WHERE a.datname = current_database() AND a.backend_xmin IS NOT NULL
-                         AND a.pid <> pg_backend_pid() AND a.backend_type = 'client backend'
-                         AND a.xact_start < clock_timestamp() - p_pinned_s * interval '1 second')
-            OR EXISTS (SELECT 1 FROM pg_replication_slots s
-                       WHERE s.xmin IS NOT NULL AND (s.database IS NULL OR s.database = current_database()))
-            OR EXISTS (SELECT 1 FROM pg_stat_activity a
-                       WHERE a.backend_type = 'walsender' AND a.backend_xmin IS NOT NULL) AS pinned
-    ), sets (hot_set, tables) AS (
+    WITH sets (hot_set, tables) AS (
         VALUES ('partition_heads', ARRAY['partition_heads']),
                ('consumers', ARRAY['consumers', 'requeued', 'skip_marks']),
                ('partition_work', ARRAY['partition_work'])
     )
     SELECT s.hot_set, coalesce(sum(t.n_live_tup), 0)::bigint, coalesce(sum(t.n_dead_tup), 0)::bigint,
-           (SELECT pinned FROM pin),
            b.pid, b.who
     FROM sets s
     LEFT JOIN pg_stat_user_tables t ON t.schemaname = current_schema() AND t.relname = ANY (s.tables)
