@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/queen-go/queen/internal/admin"
@@ -54,10 +55,14 @@ type App struct {
 	jobs    *maintenance.Runner
 	spool   *spool.Spool   // the file buffer, taken in New and released at Stop
 	drainer *spool.Drainer // replays the spool through the broker
-	handler http.Handler
-	server  *http.Server
-	pprof   *http.Server // nil unless cfg.PprofAddr
-	addr    net.Addr     // set by Start
+	// spoolOwned is set once the spool is claimed for this broker's database (claimSpool);
+	// ownerRefused logs once that it belongs to another.
+	spoolOwned   atomic.Bool
+	ownerRefused sync.Once
+	handler      http.Handler
+	server       *http.Server
+	pprof        *http.Server // nil unless cfg.PprofAddr
+	addr         net.Addr     // set by Start
 	// traceShutdown flushes and stops the OTLP exporter the App built; nil when tracing is
 	// off or the tracer provider came from WithTracerProvider (its owner stops it).
 	traceShutdown func(context.Context) error
@@ -109,7 +114,8 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	}
 	apiCfg := httpapi.Config{DefaultBatch: cfg.DefaultBatchSize, DefaultTimeout: cfg.DefaultTimeout,
 		WorkerID: cfg.WorkerID, Version: o.version,
-		MaxInflightBodyBytes: int64(cfg.MaxInflightBodyBytes), BodyReadTimeout: cfg.HTTPReadTimeout}
+		MaxInflightBodyBytes: int64(cfg.MaxInflightBodyBytes), BodyReadTimeout: cfg.HTTPReadTimeout,
+		Overloaded: store.Overloaded}
 	if apiCfg.Auth, err = a.verifier(); err != nil {
 		return nil, err
 	}

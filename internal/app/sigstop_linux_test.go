@@ -22,22 +22,7 @@ import (
 // spooled, and each spooled one stored exactly once after SIGCONT), a pop parked across the
 // freeze answers 204 at its deadline, and after SIGCONT the broker serves again.
 func TestPostgresStoppedMidRequest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a PostgreSQL server of its own")
-	}
-	bin, err := embeddedpg.FindBinaries("")
-	if err != nil {
-		t.Skipf("no PostgreSQL binaries: %v", err)
-	}
-	dataDir := embeddedDataDir(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := embeddedpg.Start(ctx, embeddedpg.Options{DataDir: dataDir, BinDir: bin, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-
+	srv, dataDir := startStoppableServer(t)
 	schema := freshSchema("sigstop")
 	a := startApp(t, frozenConfig(t, srv.DSN(), schema), app.WithLogger(testLogger(t)))
 	t.Cleanup(func() { signalServer(t, dataDir, syscall.SIGCONT) }) // before the App and the server stop
@@ -71,6 +56,29 @@ func TestPostgresStoppedMidRequest(t *testing.T) {
 	t.Logf("PostgreSQL stopped for %v; %d pushes", time.Since(stoppedAt).Round(time.Millisecond), len(pushes))
 
 	checkPushesAcrossOutage(t, base, srv.DSN(), schema, pushes, "while PostgreSQL was stopped")
+}
+
+// startStoppableServer starts a private embedded PostgreSQL server that a test may stop with
+// SIGSTOP (signalServer), and stops it when the test ends; it skips the test under -short or
+// without PostgreSQL binaries.
+func startStoppableServer(t *testing.T) (*embeddedpg.Server, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server of its own")
+	}
+	bin, err := embeddedpg.FindBinaries("")
+	if err != nil {
+		t.Skipf("no PostgreSQL binaries: %v", err)
+	}
+	dataDir := embeddedDataDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := embeddedpg.Start(ctx, embeddedpg.Options{DataDir: dataDir, BinDir: bin, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	return srv, dataDir
 }
 
 // embeddedDataDir returns a not yet existing data directory under a temporary one that every

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/spool"
 )
 
@@ -29,6 +30,8 @@ func (a *App) openSpool() error {
 	a.spool = sp
 	a.drainer = spool.NewDrainer(sp, spool.DrainerOptions{
 		Write:         a.broker.Replay,
+		Slow:          func(err error) bool { return errors.Is(err, mq.ErrBusy) },
+		WriteSlow:     a.broker.ReplaySlow,
 		Ready:         a.replayReady,
 		FlushInterval: cfg.FileBufferFlushInterval,
 		MaxBatch:      cfg.FileBufferMaxBatch,
@@ -36,6 +39,14 @@ func (a *App) openSpool() error {
 		Clock:         a.opts.clock,
 	})
 	a.broker.AttachSpool(sp, a.drainer.Kick)
+	if a.migrated {
+		// The database answers: a spool of another database's pushes stops the start.
+		var owner *spool.OwnerError
+		if err := a.claimSpool(context.Background()); errors.As(err, &owner) {
+			sp.Close()
+			return err
+		}
+	}
 	a.metrics.SetFileBuffer(a.fileBuffer)
 	if n := sp.Pending(); n > 0 {
 		a.Logger().Info("file buffer holds pushes from an earlier run; replaying them in the background",
@@ -44,7 +55,8 @@ func (a *App) openSpool() error {
 	return nil
 }
 
-// replayReady is the drainer's gate: push maintenance is off and the database answers. It is
+// replayReady is the drainer's gate: push maintenance is off and the database answers (a busy
+// broker's included: the outage probe reached it). It is
 // consulted only while the spool holds records, so an idle broker pings nothing; the ping is
 // bounded by DB_CONNECTION_TIMEOUT, like /health's.
 func (a *App) replayReady() bool {
@@ -53,7 +65,36 @@ func (a *App) replayReady() bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.DBConnectionTimeout)
 	defer cancel()
-	return a.store.Ping(ctx) == nil
+	if !a.spoolOwned.Load() {
+		var owner *spool.OwnerError
+		switch err := a.claimSpool(ctx); {
+		case errors.As(err, &owner):
+			a.ownerRefused.Do(func() {
+				a.Logger().Error("file buffer not replayed: it belongs to another database", "err", err)
+			})
+			return false
+		case err != nil:
+			return false
+		}
+	}
+	err := a.store.Ping(ctx)
+	return err == nil || errors.Is(err, mq.ErrBusy) // busy: the database is there
+
+}
+
+// claimSpool checks that the spool's pending pushes were written for this broker's database
+// (docs/api/operations.md §4.2) and records it as their owner; a *spool.OwnerError says they
+// were not. Until it succeeds, nothing is replayed.
+func (a *App) claimSpool(ctx context.Context) error {
+	system, database, err := a.store.Identity(ctx)
+	if err != nil {
+		return err
+	}
+	if err := a.spool.Claim(spool.Owner{System: system, Database: database, Schema: a.store.Schema()}); err != nil {
+		return err
+	}
+	a.spoolOwned.Store(true)
+	return nil
 }
 
 // fileBuffer is the spool's figures: records not yet replayed, and those of a failing batch.

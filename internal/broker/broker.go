@@ -120,10 +120,11 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 	}
 	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey},
 		pushes: &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute,
-			waitDeadline: st.WaitDeadline},
+			waitDeadline: st.WaitDeadline, judge: st.Judge, outage: st.OutageBegun},
 		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second, gap: signalGap, kick: make(chan struct{}, 1)},
-		popGate: &callGate{size: 4}, consumeGate: &callGate{size: cfg.ConsumeCalls}, modes: newModes(),
-		pops: newPopMerger(), acks: newAckMerger(), txns: newTxnMerger()}
+		popGate: &callGate{size: 4, outage: st.OutageBegun}, consumeGate: &callGate{size: cfg.ConsumeCalls, outage: st.OutageBegun},
+		modes: newModes(),
+		pops:  newPopMerger(), acks: newAckMerger(), txns: newTxnMerger()}
 }
 
 // errStopped answers work a broker refuses because it is not running: for the wire, the
@@ -180,8 +181,8 @@ func (b *Broker) parts() []lifecycle.Service {
 
 // consumeSlot waits for a consume-gate slot, or goes in without one once it has waited
 // ConsumeWait (see Config), or gives up with errAborted when abort is closed (a merged call
-// took the request). A wait that ends unavailable first (the request's wait deadline passed,
-// the broker stopped) counts for the outage summary like a failed database call.
+// took the request). A wait that ends first (the request's wait deadline passed, an outage
+// began, the broker stopped) is answered and counted like a failed database call (gateError).
 func (b *Broker) consumeSlot(ctx context.Context, abort <-chan struct{}) (leave func(), err error) {
 	deadline := b.store.WaitDeadline(ctx)
 	through := time.Now().Add(b.cfg.ConsumeWait)
@@ -194,12 +195,21 @@ func (b *Broker) consumeSlot(ctx context.Context, abort <-chan struct{}) (leave 
 		leave, err = func() {}, nil // the slot holders are stalled: go in beside them
 	}
 	if err != nil {
-		if errors.Is(err, mq.ErrUnavailable) {
-			store.MarkUnavailable(ctx)
-		}
-		return nil, err
+		return nil, b.gateError(ctx, err)
 	}
 	return leave, nil
+}
+
+// gateError answers a wait in front of the database that ended without a slot: past its
+// deadline, the store asks the outage probe whether that was load (ErrBusy) or an outage
+// (ErrUnavailable); either way the request is marked for the outage summary or the overload
+// counter.
+func (b *Broker) gateError(ctx context.Context, err error) error {
+	if errors.Is(err, errGateTimeout) {
+		return b.store.Judge(ctx, err)
+	}
+	store.Mark(ctx, err)
+	return err
 }
 
 // Hub is the broker's parked-pop registry.

@@ -42,10 +42,11 @@ import (
 // within a partition"). A call that fails for a reason other than an unavailable database is
 // retried request by request, so one bad request never fails the others.
 //
-// Waiting for a call counts against the request's DB_CONNECTION_TIMEOUT, like waiting for a
-// pooled connection (docs/api/operations.md §9.1): a request still queued at its wait deadline
-// is withdrawn and answered ErrUnavailable, and is never written. Once a flusher has taken it,
-// the request waits for the call, which the store bounds by DB_REQUEST_TIMEOUT.
+// Waiting for a call counts like waiting for a pooled connection (docs/api/operations.md §9.1,
+// §9.7): a request still queued at its wait deadline, or when a database outage begins, is
+// withdrawn and never written; it is answered ErrBusy when the outage probe finds the database
+// there (judge), ErrUnavailable otherwise. Once a flusher has taken it, the request waits for
+// the call, which the store bounds by DB_REQUEST_TIMEOUT.
 //
 // maxInflight flusher goroutines run for the whole run (Start to Stop), each woken by a kick
 // when a request arrives or a call ends: their lifetime is the coalescer's, so Stop can wait
@@ -60,6 +61,11 @@ type coalescer struct {
 	// waitDeadline is when a request's waits in front of the database end (store.WaitDeadline);
 	// nil: timeout after it arrives.
 	waitDeadline func(context.Context) time.Time
+	// judge answers a request withdrawn at its wait deadline (store.Judge); nil: unavailable.
+	judge func(context.Context, error) error
+	// outage returns a channel closed when a database outage begins (store.OutageBegun); nil:
+	// waits end only at their deadline.
+	outage func() <-chan struct{}
 
 	once    sync.Once
 	mu      sync.Mutex
@@ -86,8 +92,12 @@ const (
 	jobWithdrawn
 )
 
-// errQueueTimeout answers a push that waited for the database longer than its wait deadline.
-var errQueueTimeout = fmt.Errorf("%w: push waited for the database longer than DB_CONNECTION_TIMEOUT", mq.ErrUnavailable)
+// errQueueTimeout answers a push that waited for the database longer than its wait deadline
+// (then judged: load or outage).
+var errQueueTimeout = fmt.Errorf("%w: push waited for the database until DB_REQUEST_TIMEOUT", mq.ErrUnavailable)
+
+// errQueueOutage answers a push that was waiting when a database outage began.
+var errQueueOutage = fmt.Errorf("%w: an outage began while the push waited", mq.ErrUnavailable)
 
 type pushDone struct {
 	res []mq.PushResult
@@ -167,9 +177,23 @@ func (c *coalescer) laneOf(parts []partRef) int {
 // submit writes items as part of a coming call and returns their results; errStopped when the
 // coalescer is not running.
 func (c *coalescer) submit(ctx context.Context, items []store.PushRow) ([]mq.PushResult, error) {
+	res, err := c.await(ctx, items)
+	if errors.Is(err, errQueueTimeout) && c.judge != nil {
+		err = c.judge(ctx, err) // load, or an outage the probe finds now
+	}
+	return res, err
+}
+
+// await queues items for a call and waits for its answer, or for the request's wait deadline
+// or an outage while it is still queued.
+func (c *coalescer) await(ctx context.Context, items []store.PushRow) ([]mq.PushResult, error) {
 	c.init()
 	job := &pushJob{items: items, parts: partKeys(items), done: make(chan pushDone, 1), waitUntil: c.waitUntil(ctx)}
 	job.lane = c.laneOf(job.parts)
+	var outage <-chan struct{}
+	if c.outage != nil {
+		outage = c.outage()
+	}
 	c.mu.Lock()
 	if !c.open {
 		c.mu.Unlock()
@@ -188,6 +212,10 @@ func (c *coalescer) submit(ctx context.Context, items []store.PushRow) ([]mq.Pus
 			return nil, errQueueTimeout
 		}
 		// A flusher took it: its call has its own deadline.
+	case <-outage:
+		if job.state.CompareAndSwap(jobPending, jobWithdrawn) {
+			return nil, errQueueOutage
+		}
 	case <-ctx.Done():
 		// The write may still commit; the client is gone and will not learn of it.
 		return nil, ctx.Err()
@@ -411,7 +439,8 @@ func (c *coalescer) flush(jobs []*pushJob) {
 		// The call committed but its answer cannot be split: never write it again.
 		err = fmt.Errorf("push returned %d results for %d items", len(res), len(all))
 		fallthrough
-	case errors.Is(err, mq.ErrUnavailable):
+	case errors.Is(err, mq.ErrUnavailable), errors.Is(err, mq.ErrBusy):
+		// Past a deadline: writing each alone would only pass it again.
 		for _, j := range jobs {
 			j.done <- pushDone{err: err}
 		}

@@ -26,10 +26,13 @@ import (
 // broker admits no further call and the calls waiting for a slot give up at once.
 type callGate struct {
 	lifecycle.StartStop
-	size  int
-	mu    sync.Mutex
-	slots map[string]*gateSlot
-	done  <-chan struct{} // closed when Stop begins; nil before Start
+	size int
+	// outage returns a channel closed when a database outage begins (store.OutageBegun): a
+	// wait for a slot ends at once then. Nil: waits end only at their deadline.
+	outage func() <-chan struct{}
+	mu     sync.Mutex
+	slots  map[string]*gateSlot
+	done   <-chan struct{} // closed when Stop begins; nil before Start
 }
 
 // gateSlot is one key's semaphore and the calls holding or waiting for it.
@@ -48,8 +51,13 @@ func (g *callGate) Start(ctx context.Context) error {
 	})
 }
 
-// errGateTimeout answers a call that waited for a slot past its wait deadline.
-var errGateTimeout = fmt.Errorf("%w: waited for the database longer than DB_CONNECTION_TIMEOUT", mq.ErrUnavailable)
+// errGateTimeout answers a call that waited for a slot past its wait deadline. Such a wait is
+// load, or an outage the probe has not found yet: the broker asks the store (store.Judge),
+// which answers ErrBusy or ErrUnavailable (docs/api/operations.md §9.7).
+var errGateTimeout = fmt.Errorf("%w: waited for the database until DB_REQUEST_TIMEOUT", mq.ErrUnavailable)
+
+// errOutageWait answers a call that was waiting for a slot when a database outage began.
+var errOutageWait = fmt.Errorf("%w: an outage began while the call waited", mq.ErrUnavailable)
 
 // enter takes a slot for key, waiting for one while ctx lasts; leave gives it back. It returns
 // errStopped when the gate is not running.
@@ -58,8 +66,8 @@ func (g *callGate) enter(ctx context.Context, key string) (leave func(), err err
 }
 
 // enterUntil is enter waiting at most until until (unless zero): the request's wait deadline,
-// since waiting here counts against DB_CONNECTION_TIMEOUT like waiting for a pooled connection
-// (docs/api/operations.md §9.1). It returns errGateTimeout at until.
+// since waiting here counts like waiting for a pooled connection (docs/api/operations.md §9.1,
+// §9.7). It returns errGateTimeout at until, and errOutageWait when an outage begins.
 func (g *callGate) enterUntil(ctx context.Context, key string, until time.Time) (leave func(), err error) {
 	return g.enterOr(ctx, key, until, nil)
 }
@@ -92,6 +100,10 @@ func (g *callGate) enterOr(ctx context.Context, key string, until time.Time, abo
 	default:
 	}
 	var expired <-chan time.Time // nil: no bound
+	var outage <-chan struct{}
+	if g.outage != nil {
+		outage = g.outage()
+	}
 	if !until.IsZero() {
 		timer := time.NewTimer(time.Until(until))
 		defer timer.Stop()
@@ -102,6 +114,8 @@ func (g *callGate) enterOr(ctx context.Context, key string, until time.Time, abo
 		return func() { <-s.ch; g.release(key, s) }, nil
 	case <-expired:
 		err = errGateTimeout
+	case <-outage:
+		err = errOutageWait
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-abort:

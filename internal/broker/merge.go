@@ -2,12 +2,10 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
 
-	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -180,18 +178,15 @@ func callContext[T any](st *store.Store, call []*mergeJob[T]) context.Context {
 	return store.WithWaitDeadline(context.WithoutCancel(call[0].ctx), until)
 }
 
-// markCall records on every request of a call that failed unavailable that the database failed
-// it, for the outage summary.
+// markCall records on every request of a call that failed unavailable or busy how it was
+// answered, for the outage summary and the overload counter.
 func markCall[T any](call []*mergeJob[T], err error) {
-	if len(call) > 1 && isUnavailable(err) {
+	if len(call) > 1 {
 		for _, j := range call {
-			store.MarkUnavailable(j.ctx)
+			store.Mark(j.ctx, err)
 		}
 	}
 }
-
-// isUnavailable reports whether err says the database could not be used.
-func isUnavailable(err error) bool { return errors.Is(err, mq.ErrUnavailable) }
 
 // CallCount is how many database calls one kind of consumer request made since the broker
 // started and how many requests they carried (one each when nothing was merged).

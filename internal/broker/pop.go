@@ -43,7 +43,7 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 		err := merged(b.pops, newJob(actx, preq), func(ctx context.Context, abort <-chan struct{}) (func(), error) {
 			leavePop, err := b.popGate.enterOr(ctx, gateKey, b.store.WaitDeadline(ctx), abort)
 			if err != nil {
-				return nil, err
+				return nil, b.gateError(ctx, err)
 			}
 			leave, err := b.consumeSlot(ctx, abort)
 			if err != nil {
@@ -58,12 +58,10 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 			// answers 204 at its deadline; a claim an abandoned attempt may have committed is
 			// never delivered, and its lease expires.
 			if attempt == 0 || ctx.Err() != nil || errors.Is(err, errStopped) {
-				if errors.Is(err, mq.ErrUnavailable) {
-					store.MarkUnavailable(ctx) // a gate timeout is no database call
-				}
+				store.Mark(ctx, err) // the request's own budget may not have seen the failure
 				return res, err
 			}
-			if !errors.Is(err, mq.ErrUnavailable) {
+			if !errors.Is(err, mq.ErrUnavailable) && !errors.Is(err, mq.ErrBusy) {
 				b.log.Warn("parked pop attempt failed", "err", err)
 			}
 		}

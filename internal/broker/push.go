@@ -9,7 +9,9 @@ import (
 )
 
 // push writes items in one transaction and wakes parked pops of the written queues; when the
-// database is unavailable, or older pushes wait in the spool, it spools them instead (spool.go).
+// database is unavailable or the call passed its deadline (busy: the caller cannot tell what
+// happened), or older pushes of the same partitions wait in the spool, it spools them instead
+// (spool.go).
 func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *string) ([]mq.PushResult, error) {
 	if b.PushMaintenance() && b.spooling.sp == nil {
 		// Push maintenance spools every push (spoolFirst); a broker without a spool (built by
@@ -23,7 +25,7 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 		rows[i].ProducerSub = producerSub
 		ptrs[i] = &rows[i]
 	}
-	if b.spoolFirst() {
+	if b.spoolFirst(rows) {
 		return b.spoolPush(ctx, items, rows, producerSub)
 	}
 	err := b.seal(ctx, ptrs)
@@ -34,9 +36,10 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 		endSpan(span, err)
 	}
 	if err != nil {
-		if errors.Is(err, mq.ErrUnavailable) {
-			// The call ran on the coalescer's context: count the answer for the outage summary.
-			store.MarkUnavailable(ctx)
+		if errors.Is(err, mq.ErrUnavailable) || errors.Is(err, mq.ErrBusy) {
+			// The call ran on the coalescer's context: count the answer for the outage summary
+			// or the overload counter.
+			store.Mark(ctx, err)
 			if b.spooling.sp != nil {
 				// The same ids and keys: should the abandoned attempt have committed after
 				// all, replay drops these as duplicates (docs/api/operations.md §9.1).

@@ -25,11 +25,31 @@ func (b *Broker) AttachSpool(sp *spool.Spool, kick func()) {
 	b.spooling.sp, b.spooling.kick = sp, kick
 }
 
-// spoolFirst reports whether a push must go to the spool without trying the database: push
-// maintenance is on, or older pushes still wait there (a push written now would overtake them).
-func (b *Broker) spoolFirst() bool {
+// spoolFirst reports whether a push of rows must go to the spool without trying the database:
+// push maintenance is on, or older pushes to one of its partitions still wait there (a push
+// written now would overtake them). Pushes to other partitions go to the database: order is
+// per partition (docs/api/concepts.md), and a partition's spooled pushes, a large one that
+// passed its deadline for instance, then hold back no other.
+func (b *Broker) spoolFirst(rows []store.PushRow) bool {
 	sp := b.spooling.sp
-	return sp != nil && (sp.Pending() > 0 || b.PushMaintenance())
+	if sp == nil {
+		return false
+	}
+	if b.PushMaintenance() {
+		return true
+	}
+	if sp.Pending() == 0 {
+		return false
+	}
+	for i := range rows {
+		if i > 0 && rows[i].Queue == rows[i-1].Queue && rows[i].Partition == rows[i-1].Partition {
+			continue
+		}
+		if sp.Holds(rows[i].Queue, rows[i].Partition) {
+			return true
+		}
+	}
+	return false
 }
 
 // spoolPush appends rows (their ids and keys already minted, possibly for a database attempt
@@ -62,8 +82,24 @@ func (b *Broker) spoolPush(ctx context.Context, items []mq.PushItem, rows []stor
 // Replay is the spool drainer's WriteFunc: it writes recs as one push through the normal push
 // path (queue creation, encryption, positions, wake-ups) under their minted ids and keys and
 // captured producerSub, regardless of the queue's maxSize, and reports how many the database dropped because their key was
-// already taken — records whose earlier attempt committed after all, or replayed twice.
+// already taken — records whose earlier attempt committed after all, or replayed twice. Its
+// work has a request's deadline (DB_REQUEST_TIMEOUT): a batch that passes it on a healthy
+// database is retried in halves by the drainer, down to one record, which goes to ReplaySlow
+// (docs/api/operations.md §9.7).
 func (b *Broker) Replay(ctx context.Context, recs []spool.Record) (duplicates int, err error) {
+	return b.replay(store.Request(ctx), recs)
+}
+
+// ReplaySlow is Replay under DB_STATEMENT_TIMEOUT, for a single record that passed
+// DB_REQUEST_TIMEOUT on a healthy database.
+func (b *Broker) ReplaySlow(ctx context.Context, recs []spool.Record) (duplicates int, err error) {
+	return b.replay(store.Bulk(store.Request(ctx)), recs)
+}
+
+// replay writes recs straight to the store, not through the push coalescer: the partitions
+// of spooled records take no direct pushes while they wait (spoolFirst), so there is no
+// request to order them against, and the call keeps the deadline replay chose.
+func (b *Broker) replay(ctx context.Context, recs []spool.Record) (duplicates int, err error) {
 	rows := make([]store.PushRow, len(recs))
 	ptrs := make([]*store.PushRow, len(recs))
 	for i, r := range recs {
@@ -77,16 +113,15 @@ func (b *Broker) Replay(ctx context.Context, recs []spool.Record) (duplicates in
 			Uncapped: true}
 		ptrs[i] = &rows[i]
 	}
-	// A background job's deadline (DB_STATEMENT_TIMEOUT), not a request's: no client waits for
-	// the replay, and a batch abandoned at a short request deadline would be retried on a
-	// fresh connection that is as cold as the last.
-	ctx = store.Bulk(store.Request(ctx))
 	if err := b.seal(ctx, ptrs); err != nil {
 		return 0, err
 	}
-	res, err := b.pushes.submit(ctx, rows)
+	res, err := b.store.Push(ctx, rows)
 	if err != nil {
 		return 0, err
+	}
+	if len(res) != len(rows) {
+		return 0, fmt.Errorf("replay: push returned %d results for %d records", len(res), len(rows))
 	}
 	var written queueSet
 	for _, r := range res {

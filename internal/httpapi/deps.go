@@ -20,7 +20,9 @@ type DataPath interface {
 	ExtendLease(ctx context.Context, leaseID string, seconds int) (expiresAt time.Time, state string, err error)
 	Transaction(ctx context.Context, entries []mq.TxnEntry, requiredLeases []string, producerSub *string) (mq.TxnOutcome, error)
 	Configure(ctx context.Context, name string, namespace, task *string, opts mq.QueueOptions) (queueID, partitionID, ns, tk string, err error)
-	// Ping checks that the database answers.
+	// Ping checks that the database answers: nil, or mq.ErrBusy when the broker had no
+	// connection in time but the outage probe reached the database (docs/api/operations.md §9.7),
+	// or mq.ErrUnavailable.
 	Ping(ctx context.Context) error
 
 	// Streams (docs/api/streams.md).
@@ -96,6 +98,9 @@ type Metrics interface {
 	// ObserveRequest records one routed request's duration by method, route pattern and status
 	// code (queen_http_request_duration_seconds).
 	ObserveRequest(method, route string, code int, took time.Duration)
+	// Overload counts one routed request answered as load, not outage, by route pattern
+	// (queen_overload_answers_total, docs/api/operations.md §9.7).
+	Overload(route string)
 	// Snapshot reads this instance's figures without the database (GET /metrics).
 	Snapshot() mq.InstanceMetrics
 	// Handler serves the Prometheus exposition (GET /metrics/prometheus).

@@ -49,6 +49,10 @@ type Config struct {
 	// Tracer starts the server span of every routed request (OpenTelemetry); nil: no spans and
 	// no traceparent handling at all, which is the cost of tracing when it is off.
 	Tracer trace.Tracer
+	// Overloaded reports, once a request is done, whether it was answered as load: a call or a
+	// wait of it passed a deadline on a database the outage probe reached (store.Overloaded).
+	// Such requests count in queen_overload_answers_total; nil: none is counted.
+	Overloaded func(context.Context) bool
 }
 
 // Defaults of the body limits, the same as the configuration's (docs/api/operations.md §1.3),
@@ -127,7 +131,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case windowError(w, err):
 		// The read side's own guard on a window (docs/api/operations.md §9.5).
 	case errors.Is(err, mq.ErrUnavailable):
-		writeError(w, http.StatusServiceUnavailable, "Database unavailable")
+		writeError(w, http.StatusServiceUnavailable, mq.TextUnavailable)
+	case errors.Is(err, mq.ErrBusy):
+		// Load on a database that is there (docs/api/operations.md §9.7): try again shortly.
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, mq.TextBusy)
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
 	default:
@@ -153,7 +161,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 // the log has it.
 func (s *Server) probe(r *http.Request) (healthBody, bool) {
 	status, db, ok := "healthy", "connected", true
-	if err := s.data.Ping(r.Context()); err != nil {
+	// A busy broker is healthy: its pool had no connection in time, but the outage probe
+	// reached the database (docs/api/operations.md §9.7).
+	if err := s.data.Ping(r.Context()); err != nil && !errors.Is(err, mq.ErrBusy) {
 		status, db, ok = "unhealthy", "disconnected", false
 	}
 	// The maintenance flags and the spool figures are this instance's last known ones (no

@@ -433,7 +433,8 @@ func (s *Server) statusBuffers(w http.ResponseWriter, r *http.Request) {
 		d := s.cfg.Database.DatabaseDetail()
 		healthy = d.LastOK != nil && d.UnavailableSince == nil
 	} else {
-		healthy = s.data.Ping(r.Context()) == nil
+		err := s.data.Ping(r.Context())
+		healthy = err == nil || errors.Is(err, mq.ErrBusy)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"pending": fb.Pending, "failed": fb.Failed,
 		"dbHealthy": healthy, "worker": s.cfg.WorkerID})

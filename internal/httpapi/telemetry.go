@@ -46,6 +46,9 @@ func (s *Server) telemetry(next http.Handler) http.Handler {
 				defer panic(v)
 			}
 			s.cfg.Metrics.ObserveRequest(req.Method, route, code, time.Since(start))
+			if s.cfg.Overloaded != nil && s.cfg.Overloaded(req.Context()) {
+				s.cfg.Metrics.Overload(route)
+			}
 			if span != nil {
 				span.SetAttributes(attribute.Int("http.response.status_code", code))
 				if code >= 500 {

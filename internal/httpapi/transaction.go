@@ -66,12 +66,17 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.data.Transaction(r.Context(), entries, required, producerSub(r))
 	if err != nil {
-		if !errors.Is(err, mq.ErrUnavailable) {
+		text := mq.TextUnavailable
+		switch {
+		case errors.Is(err, mq.ErrBusy):
+			// Load, not an outage (docs/api/operations.md §9.7); the outcome may be unknown all the same.
+			text = mq.TextTimedOut
+		case !errors.Is(err, mq.ErrUnavailable):
 			s.log.Error("transaction failed", "err", err)
 		}
 		// The outcome may be unknown: the API reference's 500 (docs/api/transaction.md §7).
 		writeJSON(w, http.StatusInternalServerError, txnAnswerJSON{TransactionID: out.ID,
-			Error: "Database unavailable", Results: []txnResultJSON{}})
+			Error: text, Results: []txnResultJSON{}})
 		return
 	}
 	if out.Rollback != "" {

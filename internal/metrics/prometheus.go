@@ -73,6 +73,8 @@ var (
 type histograms struct {
 	request  *prometheus.HistogramVec
 	delivery prometheus.Histogram
+	// overload counts the answers given as load rather than outage (docs/api/operations.md §9.7).
+	overload *prometheus.CounterVec
 }
 
 func newHistograms() histograms {
@@ -87,7 +89,17 @@ func newHistograms() histograms {
 			Help:    "Time from a message's createdAt to its delivery by a pop.",
 			Buckets: deliveryBuckets,
 		}),
+		overload: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queen_overload_answers_total",
+			Help: "Requests answered as load (503 Server busy, 500 Request timed out, a push spooled) because a call passed its deadline on a database the outage probe reached, by route pattern.",
+		}, []string{"route"}),
 	}
+}
+
+// Overload counts one request answered as load, not outage (queen_overload_answers_total).
+// route must be the route's pattern, as for ObserveRequest.
+func (c *Collector) Overload(route string) {
+	c.hist.overload.WithLabelValues(route).Inc()
 }
 
 // ObserveRequest records one answered request. route must be the route's pattern (e.g.
@@ -101,7 +113,7 @@ func (c *Collector) ObserveRequest(method, route string, code int, took time.Dur
 // (omitted when it fails), and the standard Go and process collectors.
 func (c *Collector) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(promCollector{c}, c.hist.request, c.hist.delivery, collectors.NewGoCollector(),
+	reg.MustRegister(promCollector{c}, c.hist.request, c.hist.delivery, c.hist.overload, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mfs, err := reg.Gather()

@@ -107,3 +107,16 @@ const (
 	StatusUnavailable = 503
 	TextUnavailable   = "Database unavailable"
 )
+
+// ErrBusy means a database call passed a deadline of docs/api/operations.md §9.1, or waited in
+// front of the database past DB_REQUEST_TIMEOUT, while the database itself answers (the outage
+// probe succeeded): the broker is loaded, the database is not gone (§9.7). Routes answer it
+// with 503 TextBusy and Retry-After: 1, the transaction route with 500 TextTimedOut; a push is
+// spooled. It is never logged at ERROR.
+var ErrBusy = errors.New("server busy")
+
+// The answers to ErrBusy (docs/api/operations.md §9.7).
+const (
+	TextBusy     = "Server busy"
+	TextTimedOut = "Request timed out"
+)

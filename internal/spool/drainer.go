@@ -19,6 +19,13 @@ type WriteFunc func(ctx context.Context, recs []Record) (duplicates int, err err
 // DrainerOptions configure a Drainer. Write is required; the rest take defaults when zero.
 type DrainerOptions struct {
 	Write WriteFunc
+	// Slow reports whether a failed Write only passed its deadline on a database that answers
+	// (load, not an outage; docs/api/operations.md §9.7). Such a batch is retried at once in
+	// halves, down to a single record, which goes to WriteSlow. Nil: never.
+	Slow func(error) bool
+	// WriteSlow writes a single record that was too slow for Write, with a longer deadline
+	// (DB_STATEMENT_TIMEOUT). Nil: Write.
+	WriteSlow WriteFunc
 	// Ready reports whether replay may run: the database is available and push maintenance
 	// is off. Checked before every batch; nil means always.
 	Ready func() bool
@@ -119,17 +126,25 @@ func (d *Drainer) run(ctx context.Context) {
 	}
 }
 
-// drain replays until the spool is empty, Ready turns false or ctx ends.
+// drain replays until the spool is empty, Ready turns false or ctx ends. A batch that is only
+// too slow (Slow) is retried at once in halves, down to one record written by WriteSlow;
+// after a success the batch size doubles again up to MaxBatch. Any other failure is retried
+// whole, with back-off.
 func (d *Drainer) drain(ctx context.Context) {
 	var backoff time.Duration
+	size, slow := d.o.MaxBatch, false
 	for ctx.Err() == nil && d.sp.Pending() > 0 && d.o.Ready() {
-		b, err := d.sp.Next(d.o.MaxBatch)
+		b, err := d.sp.Next(size)
 		if err == nil && len(b.Records) == 0 {
 			return
 		}
 		dups := 0
 		if err == nil {
-			dups, err = d.o.Write(ctx, b.Records)
+			write := d.o.Write
+			if slow && d.o.WriteSlow != nil {
+				write = d.o.WriteSlow
+			}
+			dups, err = write(ctx, b.Records)
 			if err == nil {
 				// Written but not committed, the batch comes back and its keys drop it.
 				err = d.sp.Commit(b)
@@ -138,6 +153,16 @@ func (d *Drainer) drain(ctx context.Context) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return
+			}
+			if d.o.Slow != nil && d.o.Slow(err) && !slow {
+				if len(b.Records) > 1 {
+					size = len(b.Records) / 2
+				} else {
+					slow = true
+				}
+				d.Logger().Info("spool: replay of a batch passed its deadline on a busy database; retrying smaller",
+					"records", len(b.Records), "next", size, "statement_timeout", slow)
+				continue
 			}
 			d.failed.Store(int64(len(b.Records)))
 			backoff = min(max(2*backoff, d.o.FlushInterval), d.o.MaxBackoff)
@@ -148,7 +173,8 @@ func (d *Drainer) drain(ctx context.Context) {
 			}
 			continue
 		}
-		backoff = 0
+		backoff, slow = 0, false
+		size = min(2*size, d.o.MaxBatch)
 		d.failed.Store(0)
 		d.replayed.Add(int64(len(b.Records)))
 		d.duplicates.Add(int64(dups))

@@ -50,6 +50,27 @@ func (db *fakeDB) snapshot() []string {
 	return slices.Clone(db.rows)
 }
 
+// drainAll starts d, waits until s holds nothing, and stops d.
+func drainAll(t *testing.T, d *Drainer, s *Spool) {
+	t.Helper()
+	if err := d.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	waitEmpty(t, s)
+}
+
+// waitEmpty waits until s holds nothing.
+func waitEmpty(t *testing.T, s *Spool) {
+	t.Helper()
+	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
+		if p := s.Pending(); p != 0 {
+			return fmt.Errorf("%d pending", p)
+		}
+		return nil
+	})
+}
+
 // A failing batch is retried with growing back-off, capped, never skipped; afterwards every
 // record is written exactly once, in order, and duplicates are counted.
 func TestDrainerRetriesInOrderExactlyOnce(t *testing.T) {
@@ -79,17 +100,7 @@ func TestDrainerRetriesInOrderExactlyOnce(t *testing.T) {
 			return ctx.Err() == nil
 		},
 	})
-	if err := d.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer d.Stop()
-	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
-		if p := s.Pending(); p != 0 {
-			return fmt.Errorf("%d pending", p)
-		}
-		return nil
-	})
-	d.Stop()
+	drainAll(t, d, s)
 	if got := db.snapshot(); !slices.Equal(got, want) {
 		t.Fatalf("written %v,\nwant %v", got, want)
 	}
@@ -131,12 +142,7 @@ func TestDrainerWaitsForReady(t *testing.T) {
 	}
 	ready.Store(true)
 	d.Kick()
-	testkit.Eventually(t, time.Minute, time.Millisecond, func() error {
-		if p := s.Pending(); p != 0 {
-			return fmt.Errorf("%d pending", p)
-		}
-		return nil
-	})
+	waitEmpty(t, s)
 	if got := db.snapshot(); !slices.Equal(got, names(0, 1, 2, 3, 4)) {
 		t.Fatalf("written %v", got)
 	}

@@ -18,6 +18,40 @@ type Batch struct {
 	end     cursor // the position after it
 }
 
+// laneKey is a record's (queue, partition).
+type laneKey struct{ queue, partition string }
+
+// Holds reports whether records of (queue, partition) wait for replay, so that a new push to
+// it must queue behind them (its order is that partition's). Records left by an earlier run
+// are not indexed by partition: while any of them waits, every partition is held.
+func (s *Spool) Holds(queue, partition string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending > 0 && (s.unindexed > 0 || s.held[laneKey{queue, partition}] > 0)
+}
+
+// released forgets replayed records, oldest first (those of an earlier run come first);
+// s.mu is held. A count left too high by a commit that failed part way only holds a
+// partition longer, and ends when nothing is pending.
+func (s *Spool) released(recs []Record) {
+	for _, r := range recs {
+		if s.unindexed > 0 {
+			s.unindexed--
+			continue
+		}
+		k := laneKey{r.Queue, r.Partition}
+		if s.held[k] <= 1 {
+			delete(s.held, k)
+		} else {
+			s.held[k]--
+		}
+	}
+	if s.pending <= 0 {
+		clear(s.held)
+		s.unindexed = 0
+	}
+}
+
 // Pending is the number of records appended and not yet committed as replayed.
 func (s *Spool) Pending() int {
 	s.mu.Lock()
@@ -163,6 +197,9 @@ func (s *Spool) Commit(b Batch) error {
 			s.cur.n = n
 		}
 		gone := s.advance()
+		if seg.seq == b.end.seq {
+			s.released(b.Records)
+		}
 		s.mu.Unlock()
 		s.removeSegs(gone)
 		if seg.seq == b.end.seq {

@@ -110,6 +110,12 @@ type Spool struct {
 	cur     cursor     // the replay position: everything before it is committed
 	pending int
 	closed  bool
+	// held counts the pending records of each (queue, partition) appended by this run, so
+	// that pushes to other partitions need not queue behind them (Holds); unindexed counts the
+	// pending records found at Open, which are not read for their partitions and hold every
+	// partition until they are replayed. Both are reset when nothing is pending.
+	held      map[laneKey]int
+	unindexed int
 
 	// The replay side: rmu serializes Next, Commit and the removal of files (also the
 	// writer's, at rollover), and guards these. Taken before mu.
@@ -166,7 +172,8 @@ const (
 
 type appendJob struct {
 	n     int
-	enc   []byte // the records, each length-prefixed, ready to join a frame body
+	lanes []laneKey // the (queue, partition) of each record
+	enc   []byte    // the records, each length-prefixed, ready to join a frame body
 	state atomic.Int32
 	done  chan error
 }
@@ -333,6 +340,7 @@ func (s *Spool) load() error {
 		}
 		break
 	}
+	s.unindexed = s.pending
 	return nil
 }
 
@@ -421,7 +429,9 @@ func (s *Spool) Append(ctx context.Context, recs []Record) error {
 	// writer only joins bytes.
 	var now time.Time
 	var enc, scratch []byte
+	lanes := make([]laneKey, len(recs))
 	for i := range recs {
+		lanes[i] = laneKey{recs[i].Queue, recs[i].Partition}
 		r := &recs[i]
 		if r.SpooledAt.IsZero() {
 			if now.IsZero() {
@@ -435,7 +445,7 @@ func (s *Spool) Append(ctx context.Context, recs []Record) error {
 		enc = binary.AppendUvarint(enc, uint64(len(scratch)))
 		enc = append(enc, scratch...)
 	}
-	job := &appendJob{n: len(recs), enc: enc, done: make(chan error, 1)}
+	job := &appendJob{n: len(recs), lanes: lanes, enc: enc, done: make(chan error, 1)}
 	s.qmu.Lock()
 	if !s.open {
 		s.qmu.Unlock()
@@ -588,6 +598,14 @@ func (s *Spool) writeGroup(jobs []*appendJob) error {
 	s.mu.Lock()
 	a.seg.end, a.seg.count = a.size, a.count
 	s.pending += n
+	if s.held == nil {
+		s.held = make(map[laneKey]int)
+	}
+	for _, j := range jobs {
+		for _, k := range j.lanes {
+			s.held[k]++
+		}
+	}
 	s.mu.Unlock()
 	s.appends.Add(int64(len(jobs)))
 	s.records.Add(int64(n))

@@ -86,8 +86,10 @@ func TestAcquireWaitsForAFullServerWithinTheDeadline(t *testing.T) {
 	}
 }
 
-// A server that stays full answers ErrUnavailable with the refusal once the deadline passes;
-// any other connection error is not retried.
+// A server that stays full answers ErrBusy with the refusal once the deadline passes: the
+// outage probe's session is refused too, which is an answer (the server is there, only full),
+// so it is load, not an outage (docs/api/operations.md §9.7). Any other connection error is
+// not retried, and its probe fails: ErrUnavailable.
 func TestAcquireGivesUpOnAFullServerAtTheDeadlineAndRetriesNothingElse(t *testing.T) {
 	ctx := context.Background()
 	dsn := limitedRole(t)
@@ -102,8 +104,8 @@ func TestAcquireGivesUpOnAFullServerAtTheDeadlineAndRetriesNothingElse(t *testin
 	}
 	defer s.Close()
 	err = s.Ping(ctx)
-	if !errors.Is(err, mq.ErrUnavailable) || !strings.Contains(err.Error(), "53300") {
-		t.Fatalf("ping on a full server: %v, want ErrUnavailable with SQLSTATE 53300", err)
+	if !errors.Is(err, mq.ErrBusy) || errors.Is(err, mq.ErrUnavailable) || !strings.Contains(err.Error(), "53300") {
+		t.Fatalf("ping on a full server: %v, want ErrBusy with SQLSTATE 53300", err)
 	}
 	if s.fullRetries.Load() == 0 {
 		t.Fatal("the refusal was not asked again before the deadline")

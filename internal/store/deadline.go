@@ -10,33 +10,35 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 )
 
-// Database deadlines (docs/api/operations.md §9.1) are kept on the broker's own clock: a
+// Database deadlines (docs/api/operations.md §9.1, §9.7) are kept on the broker's own clock: a
 // PostgreSQL host that accepts TCP and never answers enforces no statement_timeout and sends
 // no error, so only the broker can end a call.
 //
-// A request has two clocks, both started lazily, so that reading a slow body or parking a pop
-// costs nothing:
+// A request's clock starts lazily, the first time it waits in front of the database (the push
+// coalescer, the pop and consume gates, the pool) or sends a statement, so that reading a slow
+// body or parking a pop costs nothing. From then on:
 //
-//   - the wait clock starts the first time the request waits in front of the database (the
-//     push coalescer, the pop gate, the pool) and allows connTimeout in total for all of them;
-//   - the work clock starts when its first statement is sent and allows requestTimeout
-//     (bulkTimeout on the bulk admin routes) for all its statements together.
-//
-// A wait after the work clock started (a second call of the same request) is bounded by
-// what is left of the work clock, so a request answers within connTimeout + its work
-// deadline, whatever mix of waits and calls it makes.
+//   - its waits are load, not an outage: together they may last until DB_REQUEST_TIMEOUT
+//     (DB_STATEMENT_TIMEOUT on the bulk routes) from that start. A wait for a pooled connection
+//     that reaches DB_CONNECTION_TIMEOUT asks the outage probe (outage.go) whether the
+//     database is there, and an outage ends every wait at once;
+//   - its statements share DB_REQUEST_TIMEOUT from the first of them, ending no later than
+//     DB_CONNECTION_TIMEOUT + DB_REQUEST_TIMEOUT from the start, so a request answers within
+//     that plus the second the probe may take, whatever mix of waits and calls it makes.
 
 // budget is the deadline state of one request's database work.
 type budget struct {
 	mu        sync.Mutex
-	waitUntil time.Time     // zero until the request first waits
+	begun     time.Time     // zero until the request first waits or sends a statement
+	waitUntil time.Time     // when set, the end of its waits instead (a merged call's)
 	workUntil time.Time     // zero until its first statement
 	bulk      bool          // the work deadline is bulkTimeout
 	workFor   time.Duration // when set, the work deadline instead (migrations)
 	// unavailable is set when a call of the request failed because the database was
 	// unavailable: the request then answers 503 (500 on the transaction route), which the
-	// outage tracker counts once the request is done.
-	unavailable bool
+	// outage tracker counts once the request is done. busy is set when it was answered as
+	// load instead (ErrBusy), which the overload counter counts.
+	unavailable, busy bool
 }
 
 type budgetKey struct{}
@@ -47,7 +49,7 @@ func budgetOf(ctx context.Context) *budget {
 }
 
 // Request returns ctx carrying a fresh deadline budget for one request (or one attempt of a
-// long-poll pop): its waits and statements share DB_CONNECTION_TIMEOUT and DB_REQUEST_TIMEOUT.
+// long-poll pop): its waits and statements share DB_REQUEST_TIMEOUT.
 // A call on a context without a budget gets one of its own.
 func Request(ctx context.Context) context.Context {
 	return context.WithValue(ctx, budgetKey{}, &budget{})
@@ -65,21 +67,61 @@ func OneBudget(ctx context.Context) context.Context {
 
 // Bulk returns ctx whose database work is bounded by DB_STATEMENT_TIMEOUT instead of
 // DB_REQUEST_TIMEOUT: the bulk admin routes (queue deletion, stats refresh) and migrations.
-// The wait already spent by the request still counts.
+// The time already spent by the request still counts.
 func Bulk(ctx context.Context) context.Context {
 	nb := &budget{bulk: true}
 	if b := budgetOf(ctx); b != nil {
 		b.mu.Lock()
-		nb.waitUntil = b.waitUntil
+		nb.begun = b.begun
 		b.mu.Unlock()
 	}
 	return context.WithValue(ctx, budgetKey{}, nb)
 }
 
-// WaitDeadline is when the request's waits in front of the database must end: DB_CONNECTION_TIMEOUT
-// after it first waited, or sooner when its work deadline is nearer. The broker's queues (push
-// coalescer, pop gate) use it, so waiting in them counts against the same budget as the pool.
+// workFor is the work deadline of b; b.mu is held.
+func (s *Store) workFor(b *budget) time.Duration {
+	switch {
+	case b.workFor > 0:
+		return b.workFor
+	case b.bulk:
+		return s.bulkTimeout
+	}
+	return s.requestTimeout
+}
+
+// startClock starts b's clock now unless it runs; b.mu is held.
+func (b *budget) startClock(now time.Time) {
+	if b.begun.IsZero() {
+		b.begun = now
+	}
+}
+
+// WaitDeadline is when the request's waits in front of the database must end: DB_REQUEST_TIMEOUT
+// after its clock started (a merged call's: the earliest of its requests'), or sooner when its
+// work deadline is nearer. The broker's queues (push coalescer, pop and consume gates) use it,
+// so waiting in them counts against the same budget as the pool.
 func (s *Store) WaitDeadline(ctx context.Context) time.Time {
+	now := time.Now()
+	b := budgetOf(ctx)
+	if b == nil {
+		return now.Add(s.requestTimeout)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.startClock(now)
+	until := b.waitUntil
+	if until.IsZero() {
+		until = b.begun.Add(s.workFor(b))
+	}
+	if !b.workUntil.IsZero() {
+		until = minTime(until, b.workUntil)
+	}
+	return until
+}
+
+// probeAt is when a wait for a pooled connection asks the outage probe whether the database
+// is there: DB_CONNECTION_TIMEOUT after the request's clock started.
+func (s *Store) probeAt(ctx context.Context) time.Time {
 	now := time.Now()
 	b := budgetOf(ctx)
 	if b == nil {
@@ -87,16 +129,28 @@ func (s *Store) WaitDeadline(ctx context.Context) time.Time {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.workUntil.IsZero() {
-		return minTime(now.Add(s.timeout), b.workUntil)
-	}
-	if b.waitUntil.IsZero() {
-		b.waitUntil = now.Add(s.timeout)
-	}
-	return b.waitUntil
+	b.startClock(now)
+	return b.begun.Add(s.timeout)
 }
 
-// WithWaitDeadline returns ctx with a fresh budget whose wait clock ends at t: a database call
+// answerBy is how long a failed call may wait for the outage probe's verdict: until the
+// request's answer bound, DB_CONNECTION_TIMEOUT + its work deadline + 1 s from its start
+// (docs/api/operations.md §9.1), and at least a little, so a request that used its bound up
+// still learns whether the database is there.
+func (s *Store) answerBy(ctx context.Context) time.Time {
+	now := time.Now()
+	by := now.Add(s.timeout)
+	if b := budgetOf(ctx); b != nil {
+		b.mu.Lock()
+		if !b.begun.IsZero() {
+			by = b.begun.Add(s.timeout + s.workFor(b) + 900*time.Millisecond)
+		}
+		b.mu.Unlock()
+	}
+	return maxTime(by, now.Add(50*time.Millisecond))
+}
+
+// WithWaitDeadline returns ctx with a fresh budget whose waits end at t: a database call
 // made on behalf of requests that already waited (the coalesced push of several requests)
 // keeps their waits' bound.
 func WithWaitDeadline(ctx context.Context, t time.Time) context.Context {
@@ -104,7 +158,8 @@ func WithWaitDeadline(ctx context.Context, t time.Time) context.Context {
 }
 
 // workContext returns the context the statements of one call run on: ctx with the request's
-// work deadline, started now if it was not yet.
+// work deadline, started now if it was not yet (and never later than DB_CONNECTION_TIMEOUT +
+// its work deadline after the request's clock started).
 func (s *Store) workContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	b := budgetOf(ctx)
 	if b == nil {
@@ -112,24 +167,28 @@ func (s *Store) workContext(ctx context.Context) (context.Context, context.Cance
 	}
 	b.mu.Lock()
 	if b.workUntil.IsZero() {
-		d := s.requestTimeout
-		if b.bulk {
-			d = s.bulkTimeout
-		}
-		if b.workFor > 0 {
-			d = b.workFor
-		}
-		b.workUntil = time.Now().Add(d)
+		now := time.Now()
+		b.startClock(now)
+		d := s.workFor(b)
+		b.workUntil = minTime(now.Add(d), b.begun.Add(s.timeout+d))
 	}
 	until := b.workUntil
 	b.mu.Unlock()
 	return context.WithDeadline(ctx, until)
 }
 
-// MarkUnavailable records that the request ctx (given to Request) was answered as
-// unavailable by a wait in front of the database (the broker's push coalescer, pop gate or consume gate),
-// so the outage summary counts it like a request a database call failed.
-func MarkUnavailable(ctx context.Context) { markUnavailable(ctx) }
+// Mark records on the request ctx (given to Request) how err answered it when err came from
+// a call made for several requests (a merged call) or from a wait in front of the database:
+// ErrUnavailable counts for the outage summary, ErrBusy for the overload counter, like the
+// failure of a call made on ctx itself.
+func Mark(ctx context.Context, err error) {
+	switch {
+	case errors.Is(err, mq.ErrUnavailable):
+		markUnavailable(ctx)
+	case errors.Is(err, mq.ErrBusy):
+		markBusy(ctx)
+	}
+}
 
 // markUnavailable records on the request's budget that the database failed it.
 func markUnavailable(ctx context.Context) {
@@ -138,6 +197,28 @@ func markUnavailable(ctx context.Context) {
 		b.unavailable = true
 		b.mu.Unlock()
 	}
+}
+
+// markBusy records on the request's budget that it was answered as load (ErrBusy).
+func markBusy(ctx context.Context) {
+	if b := budgetOf(ctx); b != nil {
+		b.mu.Lock()
+		b.busy = true
+		b.mu.Unlock()
+	}
+}
+
+// Overloaded reports whether the request ctx (given to Request) was answered as load: a call
+// or a wait of it passed a deadline while the database answered the probe
+// (queen_overload_answers_total, docs/api/operations.md §9.7).
+func Overloaded(ctx context.Context) bool {
+	b := budgetOf(ctx)
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.busy
 }
 
 // wasUnavailable reports whether a call of the request found the database unavailable.
@@ -162,6 +243,13 @@ func deadlineError(parent, work context.Context, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w: %w", mq.ErrUnavailable, errDeadline, err)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func minTime(a, b time.Time) time.Time {

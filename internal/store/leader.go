@@ -97,8 +97,7 @@ func (s *Store) TryLead(ctx context.Context, job string, fn func(*Leader) error)
 			return fn(l)
 		}()
 	}
-	s.outage.observe(ctx, err)
-	if err != nil {
+	if err = s.outcome(ctx, err); err != nil {
 		return led, fmt.Errorf("job %s: %w", job, err)
 	}
 	return led, nil

@@ -114,45 +114,90 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	return &Store{pool: pool, schema: o.Schema, timeout: o.ConnectTimeout, requestTimeout: o.RequestTimeout,
-		bulkTimeout: bulk, dsn: o.DSN, outage: newOutageTracker(o.Log)}, nil
+	s := &Store{pool: pool, schema: o.Schema, timeout: o.ConnectTimeout, requestTimeout: o.RequestTimeout,
+		bulkTimeout: bulk, dsn: o.DSN}
+	s.outage = newOutageTracker(o.Log, s.probe, pool.Reset)
+	return s, nil
 }
 
-// Close closes the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close ends the outage probe and closes the pool.
+func (s *Store) Close() {
+	s.outage.close()
+	s.pool.Close()
+}
 
 // Schema is the PostgreSQL schema in use.
 func (s *Store) Schema() string { return s.schema }
 
 // Ping checks that a connection can be had and used: DB_CONNECTION_TIMEOUT bounds the
-// connection and the SELECT 1 together (/health, docs/api/operations.md §9.1). Any failure
-// is ErrUnavailable.
+// connection and the SELECT 1 together (/health, docs/api/operations.md §9.1). A ping that
+// fails as if the database were gone asks the outage probe: when the probe reaches the
+// database, the broker is busy, not disconnected, and Ping returns ErrBusy. Any other failure
+// is ErrUnavailable; during an outage it fails at once.
 func (s *Store) Ping(ctx context.Context) error {
-	pctx, cancel := context.WithTimeout(ctx, s.timeout)
+	// A budget of its own: a busy ping answers /health 200, which the overload counter must
+	// not count; an unavailable one is marked on the request below.
+	pctx, cancel := context.WithTimeout(Request(ctx), s.timeout)
 	defer cancel()
 	err := s.withConn(pctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		_, err := c.Exec(ctx, "SELECT 1")
 		return err
 	})
-	if err != nil && !errors.Is(err, mq.ErrUnavailable) && !errors.Is(ctx.Err(), context.Canceled) {
+	if errors.Is(err, mq.ErrUnavailable) {
+		markUnavailable(ctx)
+	}
+	if err != nil && !errors.Is(err, mq.ErrUnavailable) && !errors.Is(err, mq.ErrBusy) && !errors.Is(ctx.Err(), context.Canceled) {
 		err = fmt.Errorf("%w: %w", mq.ErrUnavailable, err)
 	}
 	return err
 }
 
-// acquire takes a pooled connection, waiting at most until the request's wait deadline
-// (DB_CONNECTION_TIMEOUT from when it started waiting), so that an unreachable database answers
-// ErrUnavailable within a bound instead of hanging. A connection the pool opens meanwhile is
-// bounded by the same timeout.
+// acquire takes a pooled connection (docs/api/operations.md §9.1, §9.7). Waiting for one is
+// load: it may last until the request's wait deadline (DB_REQUEST_TIMEOUT from the start of
+// its clock), but once it reaches DB_CONNECTION_TIMEOUT the outage probe is asked whether the
+// database is there, and only when it is does the wait go on. An outage ends the wait at once,
+// and while one is under way no wait begins. A connection the pool opens meanwhile is bounded
+// by DB_CONNECTION_TIMEOUT; a failure to open one is answered by withConn (the probe again).
 //
 // A server that refuses the new session because it is full (SQLSTATE 53300: max_connections,
 // or the role's or database's connection limit) is asked again, with a short back-off, until
 // that deadline: the pool would otherwise fail the request at once, although a server shared
-// with other clients usually has a free slot again within milliseconds. Any other connection
-// error fails at once, as a down server should.
+// with other clients usually has a free slot again within milliseconds.
 func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
-	actx, cancel := context.WithDeadline(ctx, s.WaitDeadline(ctx))
+	if s.outage.isDown() {
+		return nil, errOutage
+	}
+	until := s.WaitDeadline(ctx)
+	probeAt := minTime(s.probeAt(ctx), until)
+	c, err := s.acquireUntil(ctx, probeAt)
+	if errors.Is(err, context.DeadlineExceeded) && probeAt.Before(until) {
+		// DB_CONNECTION_TIMEOUT has passed: go on waiting only if the database is there.
+		if !s.outage.healthy(s.answerBy(ctx), errNoConn) {
+			return nil, fmt.Errorf("%w: %w", mq.ErrUnavailable, errNoConn)
+		}
+		c, err = s.acquireUntil(ctx, until)
+	}
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.Is(ctx.Err(), context.Canceled):
+		return nil, ctx.Err() // the client went away: not an outage
+	case s.outage.isDown():
+		return nil, errOutage
+	}
+	return nil, fmt.Errorf("%w: no connection within the deadline: %v", mq.ErrUnavailable, err)
+}
+
+// errNoConn is the cause of a wait for a pooled connection that reached its deadline.
+var errNoConn = errors.New("no pooled connection within DB_CONNECTION_TIMEOUT")
+
+// acquireUntil is one wait for a pooled connection, ending at until or when an outage begins.
+// It returns context.DeadlineExceeded (wrapped) when until passed with no connection.
+func (s *Store) acquireUntil(ctx context.Context, until time.Time) (*pgxpool.Conn, error) {
+	actx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
+	stop := context.AfterFunc(s.outage.downContext(), cancel)
+	defer stop()
 	pause := 10 * time.Millisecond
 	var refused error // the server's last "too many connections", if it said so
 	for {
@@ -160,15 +205,18 @@ func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 		if err == nil {
 			return c, nil
 		}
-		if errors.Is(ctx.Err(), context.Canceled) {
-			return nil, ctx.Err() // the client went away: not an outage
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
 		if !serverFull(err) || !sleepWithin(actx, pause) {
 			if refused != nil && !serverFull(err) && actx.Err() != nil {
 				// The deadline cut the last attempt short: the refusals before it say why.
-				err = fmt.Errorf("%v (before it: %w)", err, refused)
+				err = fmt.Errorf("%w (before it: %v)", err, refused)
 			}
-			return nil, fmt.Errorf("%w: no connection within the deadline: %v", mq.ErrUnavailable, err)
+			if actx.Err() != nil && !time.Now().Before(until) {
+				return nil, fmt.Errorf("%w: %v", context.DeadlineExceeded, err)
+			}
+			return nil, err
 		}
 		refused = err
 		s.fullRetries.Add(1)
@@ -194,7 +242,8 @@ func sleepWithin(ctx context.Context, d time.Duration) bool {
 // statements by the request's work deadline (DB_REQUEST_TIMEOUT, or DB_STATEMENT_TIMEOUT on
 // bulk work), which fn must use through the context it is given. A call that passes its
 // deadline is abandoned: its connection is closed, never returned to the pool, and PostgreSQL
-// rolls back whatever did not commit; the caller gets ErrUnavailable.
+// rolls back whatever did not commit; the caller gets ErrUnavailable, or ErrBusy when the
+// outage probe finds the database there (outage.go).
 func (s *Store) withConn(ctx context.Context, fn func(context.Context, *pgxpool.Conn) error) error {
 	c, err := s.acquire(ctx)
 	if err == nil {
@@ -208,8 +257,7 @@ func (s *Store) withConn(ctx context.Context, fn func(context.Context, *pgxpool.
 		err = classify(deadlineError(ctx, wctx, err))
 		cancel()
 	}
-	s.outage.observe(ctx, err)
-	return err
+	return s.outcome(ctx, err)
 }
 
 // closeConn closes a pooled connection whose call was abandoned, so the pool destroys it on

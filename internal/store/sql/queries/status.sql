@@ -144,3 +144,8 @@ WITH buckets AS (
     GROUP BY 1
 )
 SELECT b.b, coalesce(w.n, 0)::bigint FROM buckets b LEFT JOIN written w ON w.b = b.b ORDER BY b.b
+
+-- The database this broker writes to, as the spool records its owner (docs/api/operations.md
+-- §4.2): the cluster's system identifier and the database's name.
+-- name: database_identity
+SELECT (SELECT system_identifier::text FROM pg_control_system()), current_database()
