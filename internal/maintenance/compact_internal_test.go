@@ -37,8 +37,8 @@ func TestDeadEnough(t *testing.T) {
 	}{
 		{"many dead", store.HotSet{Live: 200, Dead: compactMinDead}, true},
 		{"below the floor", store.HotSet{Live: 10, Dead: compactMinDead - 1}, false},
-		{"below ten per live row", store.HotSet{Live: 1000, Dead: 9999}, false},
-		{"ten per live row", store.HotSet{Live: 1000, Dead: 10000}, true},
+		{"below five per live row", store.HotSet{Live: 1000, Dead: 4999}, false},
+		{"five per live row", store.HotSet{Live: 1000, Dead: 5000}, true},
 	} {
 		if got := deadEnough(c.h); got != c.want {
 			t.Errorf("%s: deadEnough(%+v) = %v, want %v", c.name, c.h, got, c.want)
