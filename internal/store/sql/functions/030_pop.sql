@@ -2,9 +2,13 @@
 -- p_mode: 'all' (also queue mode); 'timestamp': before the first message created at or after
 -- p_ts; 'new': at registration, after every message created up to p_ts (the registering pop's
 -- arrival), and on partitions met later, from the first.
+-- VOLATILE, not STABLE: a STABLE function reads with its caller's snapshot, taken before this
+-- function first locks partition_heads, and a hot-set rewrite (qg_compact_hot, TRUNCATE and
+-- copy) that commits in between leaves that snapshot an empty table: the cursor would be NULL.
+-- A volatile one takes its snapshot after the lock (docs/decisions.md, the rewrite's limits).
 CREATE OR REPLACE FUNCTION qg_initial_cursor(
     p_partition_id uuid, p_mode text, p_ts timestamptz, p_at_registration boolean)
-RETURNS bigint LANGUAGE sql STABLE AS $$
+RETURNS bigint LANGUAGE sql VOLATILE AS $$
     SELECT CASE
         WHEN p_mode = 'timestamp' OR (p_mode = 'new' AND p_at_registration) THEN
             coalesce((SELECT m.position - 1 FROM messages m

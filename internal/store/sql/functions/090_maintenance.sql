@@ -323,8 +323,11 @@ $$;
 
 -- Whether a partition holds no message, keeps no dedup key alive and has seen no write,
 -- claim or consumption since p_cut (qg_cleanup_partitions).
+-- VOLATILE, not STABLE, for the reason qg_initial_cursor gives: a rewrite of partition_heads or
+-- consumers between the caller's snapshot and this function's first lock would make them look
+-- empty (the consumers' check wrongly true, the head's join wrongly empty).
 CREATE OR REPLACE FUNCTION qg_partition_idle(p_pid uuid, p_cut timestamptz, p_now timestamptz)
-RETURNS boolean LANGUAGE sql STABLE AS $$
+RETURNS boolean LANGUAGE sql VOLATILE AS $$
     SELECT h.last_activity_at < p_cut
        AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.partition_id = p_pid)
        AND NOT EXISTS (SELECT 1 FROM consumers c WHERE c.partition_id = p_pid
