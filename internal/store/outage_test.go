@@ -100,7 +100,7 @@ func TestFailedProbeStartsExactlyOneOutage(t *testing.T) {
 	}
 	s.Answered(cancelled) // the client went away: not failed by the database
 	p.set(nil)
-	waitFor(t, "the outage to end", func() bool { return !tr.isDown() })
+	waitFor(t, "the outage to end", func() bool { return !tr.isDown() && len(log.Lines()) >= 2 })
 
 	lines := log.Lines()
 	if len(lines) != 2 {
@@ -131,7 +131,7 @@ func TestFailedProbeStartsExactlyOneOutage(t *testing.T) {
 	s.outage.observe(ctx, tr.judge(ctx, errDown, by))
 	s.Answered(ctx)
 	p.set(nil)
-	waitFor(t, "the second outage to end", func() bool { return !tr.isDown() })
+	waitFor(t, "the second outage to end", func() bool { return !tr.isDown() && len(log.Lines()) >= 4 })
 	if lines := log.Lines(); len(lines) != 4 || !strings.Contains(lines[3], "requests_failed=1") {
 		t.Errorf("second outage:\n%s", strings.Join(lines, "\n"))
 	}
