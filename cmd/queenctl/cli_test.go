@@ -16,6 +16,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	queen "github.com/queen-go/queen/client"
+	"github.com/queen-go/queen/internal/testkit"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -24,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 // raw runs queenctl with exactly args (no --server added).
 func raw(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
-	var out, errOut syncBuffer
+	var out, errOut testkit.LogBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	code := runIO(ctx, args, strings.NewReader(stdin), &out, &errOut)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,24 +34,6 @@ func TestMain(m *testing.M) {
 		defer os.RemoveAll(dir)
 		return m.Run()
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a running command writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // bundle is one test's broker and SDK client.
@@ -86,7 +67,7 @@ func (b *bundle) ctl(t *testing.T, stdin string, args ...string) result {
 
 func (b *bundle) ctlCtx(t *testing.T, ctx context.Context, stdin string, args ...string) result {
 	t.Helper()
-	var out, errOut syncBuffer
+	var out, errOut testkit.LogBuffer
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	code := runIO(ctx, append([]string{"--server", b.url}, args...), strings.NewReader(stdin), &out, &errOut)

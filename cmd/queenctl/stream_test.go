@@ -8,6 +8,7 @@ import (
 	"time"
 
 	queen "github.com/queen-go/queen/client"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 func TestConsumePrintsAndAcks(t *testing.T) {
@@ -38,7 +39,7 @@ func TestConsumeStopsGracefullyOnSignal(t *testing.T) {
 	}
 	b.ctl(t, "", payloads...).want(t, exitOK)
 	ctx, interrupt := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var out, errOut testkit.LogBuffer
 	done := make(chan int)
 	go func() {
 		done <- runIO(ctx, []string{"--server", b.url, "consume", "stop", "--batch", "20"}, strings.NewReader(""), &out, &errOut)

@@ -96,9 +96,6 @@ const (
 // (then judged: load or outage).
 var errQueueTimeout = fmt.Errorf("%w: push waited for the database until DB_REQUEST_TIMEOUT", mq.ErrUnavailable)
 
-// errQueueOutage answers a push that was waiting when a database outage began.
-var errQueueOutage = fmt.Errorf("%w: an outage began while the push waited", mq.ErrUnavailable)
-
 type pushDone struct {
 	res []mq.PushResult
 	err error
@@ -214,7 +211,7 @@ func (c *coalescer) await(ctx context.Context, items []store.PushRow) ([]mq.Push
 		// A flusher took it: its call has its own deadline.
 	case <-outage:
 		if job.state.CompareAndSwap(jobPending, jobWithdrawn) {
-			return nil, errQueueOutage
+			return nil, errOutageWait
 		}
 	case <-ctx.Done():
 		// The write may still commit; the client is gone and will not learn of it.

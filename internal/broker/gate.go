@@ -56,7 +56,8 @@ func (g *callGate) Start(ctx context.Context) error {
 // which answers ErrBusy or ErrUnavailable (docs/api/operations.md §9.7).
 var errGateTimeout = fmt.Errorf("%w: waited for the database until DB_REQUEST_TIMEOUT", mq.ErrUnavailable)
 
-// errOutageWait answers a call that was waiting for a slot when a database outage began.
+// errOutageWait answers a request that was waiting in front of the database (for a gate slot,
+// or in the push coalescer) when a database outage began.
 var errOutageWait = fmt.Errorf("%w: an outage began while the call waited", mq.ErrUnavailable)
 
 // enter takes a slot for key, waiting for one while ctx lasts; leave gives it back. It returns

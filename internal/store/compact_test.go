@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/pgtest"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 // hotRows is every row of the hot sets' tables, as text, table by table.
@@ -223,5 +224,84 @@ func TestCompactHotSetsUnderLoadLoseNothing(t *testing.T) {
 	}
 	if compactions < len(HotSets) {
 		t.Errorf("only %d rewrites ran during the load", compactions)
+	}
+}
+
+// schemaConn is a connection of its own on the test's schema.
+func schemaConn(t *testing.T, ctx context.Context) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(testDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["search_path"] = schemaFor(t.Name())
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// A rewrite's TRUNCATE is not MVCC-safe: a statement whose snapshot predates the rewrite's
+// commit sees the table empty. qg_initial_cursor first locks partition_heads mid-statement
+// (inside the function), after its caller's snapshot was taken; waiting there for a rewrite,
+// it must still read the head (VOLATILE: a snapshot after the lock), or a group registering
+// with mode "new" would get a NULL cursor.
+func TestInitialCursorReadsTheHeadAcrossARewrite(t *testing.T) {
+	b := setup(t)
+	b.pushKeys("p1", "a1", "a2", "a3")
+	rewriter, reader := schemaConn(t, b.ctx), schemaConn(t, b.ctx)
+	// Through a generic plan, as the pop's PL/pgSQL runs it: a plan built before holds no lock
+	// on partition_heads, which the function then takes mid-statement. (Planned afresh, the
+	// planner's attempt to inline the function would take that lock before the snapshot.)
+	for _, sql := range []string{"SET plan_cache_mode = force_generic_plan",
+		"PREPARE initial(uuid) AS SELECT qg_initial_cursor($1, 'new', timestamptz '2999-01-01', true)"} {
+		if _, err := reader.Exec(b.ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pid string
+	if err := reader.QueryRow(b.ctx, "SELECT id::text FROM partitions WHERE name = 'p1'").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	var warm *int64
+	if err := reader.QueryRow(b.ctx, "EXECUTE initial('"+pid+"')").Scan(&warm); err != nil || warm == nil || *warm != 3 {
+		t.Fatalf("initial cursor: %v, %v; want 3", warm, err)
+	}
+	tx, err := rewriter.Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	var rows int64
+	if err := tx.QueryRow(b.ctx, "SELECT qg_compact_hot('partition_heads', 1000)").Scan(&rows); err != nil || rows < 1 {
+		t.Fatalf("rewrite: %d rows, %v", rows, err)
+	}
+	readerPID := reader.PgConn().PID()
+	type result struct {
+		cursor *int64
+		err    error
+	}
+	got := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = reader.QueryRow(b.ctx, "EXECUTE initial('"+pid+"')").Scan(&r.cursor)
+		got <- r
+	}()
+	testkit.Eventually(t, time.Minute, 5*time.Millisecond, func() error {
+		var waiting bool
+		if err := b.s.pool.QueryRow(b.ctx, "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1",
+			readerPID).Scan(&waiting); err != nil || !waiting {
+			return fmt.Errorf("the reader is not waiting for the rewrite's lock yet (%v)", err)
+		}
+		return nil
+	})
+	if err := tx.Commit(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil || r.cursor == nil || *r.cursor != 3 {
+		t.Fatalf("initial cursor across a rewrite: %v, %v; want 3 (the head)", r.cursor, r.err)
 	}
 }

@@ -101,36 +101,30 @@ func (b *budget) startClock(now time.Time) {
 // work deadline is nearer. The broker's queues (push coalescer, pop and consume gates) use it,
 // so waiting in them counts against the same budget as the pool.
 func (s *Store) WaitDeadline(ctx context.Context) time.Time {
+	_, until := s.waitBounds(ctx)
+	return until
+}
+
+// waitBounds starts the request's clock unless it runs and returns when a wait for a pooled
+// connection asks the outage probe whether the database is there (DB_CONNECTION_TIMEOUT after
+// the start) and when every wait must end (WaitDeadline).
+func (s *Store) waitBounds(ctx context.Context) (probeAt, until time.Time) {
 	now := time.Now()
 	b := budgetOf(ctx)
 	if b == nil {
-		return now.Add(s.requestTimeout)
+		return now.Add(s.timeout), now.Add(s.requestTimeout)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.startClock(now)
-	until := b.waitUntil
+	until = b.waitUntil
 	if until.IsZero() {
 		until = b.begun.Add(s.workFor(b))
 	}
 	if !b.workUntil.IsZero() {
 		until = minTime(until, b.workUntil)
 	}
-	return until
-}
-
-// probeAt is when a wait for a pooled connection asks the outage probe whether the database
-// is there: DB_CONNECTION_TIMEOUT after the request's clock started.
-func (s *Store) probeAt(ctx context.Context) time.Time {
-	now := time.Now()
-	b := budgetOf(ctx)
-	if b == nil {
-		return now.Add(s.timeout)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.startClock(now)
-	return b.begun.Add(s.timeout)
+	return b.begun.Add(s.timeout), until
 }
 
 // answerBy is how long a failed call may wait for the outage probe's verdict: until the
@@ -190,46 +184,37 @@ func Mark(ctx context.Context, err error) {
 	}
 }
 
+// onBudget runs f on the request's budget under its lock; false when ctx carries none.
+func onBudget(ctx context.Context, f func(b *budget) bool) bool {
+	b := budgetOf(ctx)
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return f(b)
+}
+
 // markUnavailable records on the request's budget that the database failed it.
 func markUnavailable(ctx context.Context) {
-	if b := budgetOf(ctx); b != nil {
-		b.mu.Lock()
-		b.unavailable = true
-		b.mu.Unlock()
-	}
+	onBudget(ctx, func(b *budget) bool { b.unavailable = true; return true })
 }
 
 // markBusy records on the request's budget that it was answered as load (ErrBusy).
 func markBusy(ctx context.Context) {
-	if b := budgetOf(ctx); b != nil {
-		b.mu.Lock()
-		b.busy = true
-		b.mu.Unlock()
-	}
+	onBudget(ctx, func(b *budget) bool { b.busy = true; return true })
 }
 
 // Overloaded reports whether the request ctx (given to Request) was answered as load: a call
 // or a wait of it passed a deadline while the database answered the probe
 // (queen_overload_answers_total, docs/api/operations.md §9.7).
 func Overloaded(ctx context.Context) bool {
-	b := budgetOf(ctx)
-	if b == nil {
-		return false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.busy
+	return onBudget(ctx, func(b *budget) bool { return b.busy })
 }
 
 // wasUnavailable reports whether a call of the request found the database unavailable.
 func wasUnavailable(ctx context.Context) bool {
-	b := budgetOf(ctx)
-	if b == nil {
-		return false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.unavailable
+	return onBudget(ctx, func(b *budget) bool { return b.unavailable })
 }
 
 // errDeadline is the cause of a call the broker abandoned at its deadline.

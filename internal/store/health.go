@@ -51,8 +51,12 @@ func (s *Store) DatabaseDetail() mq.DatabaseDetail {
 	}
 	o := s.outage
 	o.mu.Lock()
-	d.LastOK, d.LastErrorAt, d.LastError = opt(o.lastOK), opt(o.lastErrAt), o.lastErr
-	if o.down {
+	var lastOK time.Time
+	if n := o.lastOK.Load(); n != 0 {
+		lastOK = time.Unix(0, n)
+	}
+	d.LastOK, d.LastErrorAt, d.LastError = opt(lastOK), opt(o.lastErrAt), o.lastErr
+	if o.down.Load() {
 		d.UnavailableSince = opt(o.since)
 	}
 	o.mu.Unlock()

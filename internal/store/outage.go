@@ -38,24 +38,26 @@ type outageTracker struct {
 	stop  context.CancelFunc          // ends ctx
 	wg    sync.WaitGroup              // the probe and the outage loop
 
-	// downFlag mirrors down for the check every call makes (acquire) without the mutex.
-	downFlag atomic.Bool
+	// lastOK is when a call last got an answer (Unix nanoseconds; 0: never), for the admin
+	// health route; every call sets it, so it is atomic.
+	lastOK atomic.Int64
+	// down is set while an outage lasts; every call checks it (acquire), so it is atomic.
+	down atomic.Bool
+	// downCtx is cancelled when an outage begins, and replaced once it ends: waits in front of
+	// the database end on it at once (context.AfterFunc, or its Done channel). Every acquire
+	// reads it, so it is an atomic pointer rather than a field under mu.
+	downCtx    atomic.Pointer[context.Context]
+	downCancel context.CancelFunc // of *downCtx; mu held
 
 	mu       sync.Mutex
-	down     bool
 	since    time.Time
-	answered int64 // requests answered 503/500 since the outage began
-	// downCtx is cancelled when an outage begins, and replaced once it ends: waits in front of
-	// the database end on it at once (context.AfterFunc, or its Done channel).
-	downCtx    context.Context
-	downCancel context.CancelFunc
-	run        *probeRun // the probe in flight; nil when none
-	okAt       time.Time // when the last successful probe ended
-	probes     int64     // probes run, for tests and the admin health route
+	answered int64     // requests answered 503/500 since the outage began
+	run      *probeRun // the probe in flight; nil when none
+	okAt     time.Time // when the last successful probe ended
 	// What GET /api/v1/system/health reports: the public /health says only connected or
 	// disconnected, so the driver's text is kept here for operators (docs/api/admin-api.md §10.2).
-	lastOK, lastErrAt time.Time
-	lastErr           string
+	lastErrAt time.Time
+	lastErr   string
 }
 
 // probeRun is one probe: done is closed once err is set.
@@ -78,7 +80,7 @@ func newOutageTracker(log *slog.Logger, probe func(context.Context) error, reset
 	t := &outageTracker{log: log.With("component", "store"), now: time.Now, probe: probe, reset: reset,
 		every: probeEvery, fresh: probeFresh}
 	t.ctx, t.stop = context.WithCancel(context.Background())
-	t.downCtx, t.downCancel = context.WithCancel(context.Background())
+	t.renewDown()
 	return t
 }
 
@@ -89,14 +91,17 @@ func (t *outageTracker) close() {
 }
 
 // isDown reports whether an outage is under way.
-func (t *outageTracker) isDown() bool { return t.downFlag.Load() }
+func (t *outageTracker) isDown() bool { return t.down.Load() }
 
 // downContext returns the context an outage cancels when it begins (cancelled already while
 // one is under way).
-func (t *outageTracker) downContext() context.Context {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.downCtx
+func (t *outageTracker) downContext() context.Context { return *t.downCtx.Load() }
+
+// renewDown makes the context the next outage cancels; t.mu is held (or t is new).
+func (t *outageTracker) renewDown() {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.downCtx.Store(&ctx)
+	t.downCancel = cancel
 }
 
 // errOutage fails a call at once while an outage is under way.
@@ -148,7 +153,7 @@ func (t *outageTracker) judge(ctx context.Context, err error, by time.Time) erro
 // no answer came by by.
 func (t *outageTracker) healthy(by time.Time, cause error) bool {
 	t.mu.Lock()
-	if t.down {
+	if t.down.Load() {
 		t.mu.Unlock()
 		return false
 	}
@@ -180,11 +185,10 @@ func (t *outageTracker) runProbe(r *probeRun, cause error) {
 	err := t.probe(t.ctx)
 	t.mu.Lock()
 	t.run, r.err = nil, err
-	t.probes++
 	switch {
 	case err == nil:
 		t.okAt = t.now()
-	case t.ctx.Err() == nil && !t.down:
+	case t.ctx.Err() == nil && !t.down.Load():
 		t.begin(cause, err)
 	}
 	t.mu.Unlock()
@@ -194,8 +198,8 @@ func (t *outageTracker) runProbe(r *probeRun, cause error) {
 // begin starts an outage: every wait in front of the database ends, every call fails at once,
 // and the probe repeats until it succeeds. t.mu is held.
 func (t *outageTracker) begin(cause, probeErr error) {
-	t.down, t.since, t.answered = true, t.now(), 0
-	t.downFlag.Store(true)
+	t.since, t.answered = t.now(), 0
+	t.down.Store(true)
 	t.lastErr, t.lastErrAt = cause.Error(), t.since
 	t.downCancel()
 	t.log.Error("database unavailable: answering 503 (500 on transactions) until it is back",
@@ -213,9 +217,6 @@ func (t *outageTracker) repeat() {
 		if t.ctx.Err() != nil {
 			return
 		}
-		t.mu.Lock()
-		t.probes++
-		t.mu.Unlock()
 		if err == nil {
 			t.end()
 			return
@@ -240,9 +241,10 @@ func (t *outageTracker) end() {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.down, t.okAt, t.lastOK = false, t.now(), t.now()
-	t.downFlag.Store(false)
-	t.downCtx, t.downCancel = context.WithCancel(context.Background())
+	t.okAt = t.now()
+	t.lastOK.Store(t.okAt.UnixNano())
+	t.renewDown()
+	t.down.Store(false)
 	t.log.Info("database available again", "outage", t.now().Sub(t.since).Round(time.Millisecond),
 		"requests_failed", t.answered)
 }
@@ -264,9 +266,7 @@ func (t *outageTracker) observe(ctx context.Context, err error) {
 	case errors.Is(err, mq.ErrBusy):
 		markBusy(ctx)
 	case err == nil || !errors.Is(err, context.Canceled):
-		t.mu.Lock()
-		t.lastOK = t.now()
-		t.mu.Unlock()
+		t.lastOK.Store(t.now().UnixNano()) // every successful call: no lock
 	}
 }
 

@@ -209,7 +209,7 @@ func TestBudgetSharesDeadlinesAcrossCalls(t *testing.T) {
 	if d := time.Until(first); d < 9*time.Second || d > 10*time.Second {
 		t.Errorf("waits may last %v, want about DB_REQUEST_TIMEOUT (10s)", d)
 	}
-	if d := time.Until(s.probeAt(ctx)); d < 900*time.Millisecond || d > time.Second {
+	if d := time.Until(probeAt(s, ctx)); d < 900*time.Millisecond || d > time.Second {
 		t.Errorf("the probe is asked in %v, want about DB_CONNECTION_TIMEOUT (1s)", d)
 	}
 	time.Sleep(10 * time.Millisecond)
@@ -244,4 +244,10 @@ func TestBudgetSharesDeadlinesAcrossCalls(t *testing.T) {
 	if d, _ := lctx.Deadline(); time.Until(d) > 6*time.Second || time.Until(d) < 5*time.Second {
 		t.Errorf("work after a 5 s wait ends in %v, want about 6s (1s + 10s - 5s)", time.Until(d))
 	}
+}
+
+// probeAt is when a wait of ctx asks the probe.
+func probeAt(s *Store, ctx context.Context) time.Time {
+	p, _ := s.waitBounds(ctx)
+	return p
 }

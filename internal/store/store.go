@@ -167,8 +167,8 @@ func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 	if s.outage.isDown() {
 		return nil, errOutage
 	}
-	until := s.WaitDeadline(ctx)
-	probeAt := minTime(s.probeAt(ctx), until)
+	probeAt, until := s.waitBounds(ctx)
+	probeAt = minTime(probeAt, until)
 	c, err := s.acquireUntil(ctx, probeAt)
 	if errors.Is(err, context.DeadlineExceeded) && probeAt.Before(until) {
 		// DB_CONNECTION_TIMEOUT has passed: go on waiting only if the database is there.

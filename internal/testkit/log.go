@@ -8,8 +8,9 @@ import (
 	"sync"
 )
 
-// LogBuffer is a log the code under test writes while the test reads it (a bytes.Buffer is
-// not safe for that). Also, when set, every write goes to Tee too (a test's t.Output()).
+// LogBuffer is a buffer (a log, a command's output) the code under test writes while the test
+// reads it, which a bytes.Buffer is not safe for. When Tee is set, every write goes there too
+// (a test's t.Output()).
 type LogBuffer struct {
 	Tee io.Writer
 	mu  sync.Mutex
