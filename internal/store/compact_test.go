@@ -163,6 +163,13 @@ func TestCompactHotSetsUnderLoadLoseNothing(t *testing.T) {
 					continue
 				}
 				m := msgs[0]
+				// Recorded while the lease is held, before the ack: the next message of the
+				// partition cannot be popped until this ack commits, so the record's order is the
+				// delivery order. Recorded after the ack, a consumer descheduled between its ack
+				// and the record let the next one record first (seen under load).
+				mu.Lock()
+				got[m.Partition] = append(got[m.Partition], m.TransactionID)
+				mu.Unlock()
 				res, err := b.s.Ack(ctx, []mq.AckItem{{PartitionID: m.PartitionID, TransactionID: m.TransactionID,
 					Group: r.Group, Status: mq.AckCompleted, LeaseID: r.LeaseID}})
 				if err == nil && !res[0].Success {
@@ -173,7 +180,6 @@ func TestCompactHotSetsUnderLoadLoseNothing(t *testing.T) {
 					return
 				}
 				mu.Lock()
-				got[m.Partition] = append(got[m.Partition], m.TransactionID)
 				total++
 				if total == partitions*perPartition {
 					close(done)
