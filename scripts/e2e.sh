@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make e2e`: the dashboard's end-to-end tests (docs/api/dashboard.md §5). Builds the broker, starts
-# three on random ports over one fresh database (A: auth off; B: HS256 authentication on; C: auth
-# off, for the "broker stopped" test, which kills it with SIGKILL), and runs
+# four on random ports over one fresh database (A: auth off; B: HS256 authentication on; C: auth
+# off, for the "broker stopped" test, which kills it with SIGKILL; D: auth off, with
+# CORS_ALLOWED_ORIGINS listing the origin of the "another origin" test's page), and runs
 # web/e2e/run.mjs, which seeds data through the HTTP API and drives headless Chromium (Debian's
 # chromium, installed here with apt when missing) through playwright-core from web/'s lockfile.
 # Screenshots go to $E2E_OUT (default e2e-artifacts/screenshots, ignored by git); the path is
@@ -95,11 +96,14 @@ pc="$(free_port)"
 start c "$pc"
 pid_c="${pids[-1]}" # env execs the broker: this is the broker's own pid
 disown "$pid_c"      # run.mjs kills it on purpose: no "Killed" job notice (cleanup still TERMs it by pid)
+pf="$(free_port)" # the "another origin" test's page; broker D lists that origin
+pd="$(free_port)"
+start d "$pd" CORS_ALLOWED_ORIGINS="http://127.0.0.1:$pf"
 
 rm -rf "$out"
 mkdir -p "$out"
 set +e
-E2E_URL="http://127.0.0.1:$pa" E2E_AUTH_URL="http://127.0.0.1:$pb" E2E_STOP_URL="http://127.0.0.1:$pc" E2E_STOP_PID="$pid_c" E2E_SECRET="$secret" E2E_OUT="$out" E2E_DB_URL="$pg_base/$db?sslmode=disable" CHROMIUM="$chromium" \
+E2E_URL="http://127.0.0.1:$pa" E2E_AUTH_URL="http://127.0.0.1:$pb" E2E_STOP_URL="http://127.0.0.1:$pc" E2E_STOP_PID="$pid_c" E2E_CORS_URL="http://127.0.0.1:$pd" E2E_FOREIGN_PORT="$pf" E2E_SECRET="$secret" E2E_OUT="$out" E2E_DB_URL="$pg_base/$db?sslmode=disable" CHROMIUM="$chromium" \
 	timeout 900 node web/e2e/run.mjs
 rc=$?
 set -e

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -127,7 +128,12 @@ func (a *app) usageError(format string, args ...any) int {
 func (a *app) fail(err error) int {
 	code, msg := exitFailure, err.Error()
 	if he, ok := errors.AsType[*queen.HTTPError](err); ok {
+		kind, emptyName := emptyPathName(he.URL)
 		switch {
+		case he.StatusCode == 404 && emptyName:
+			// The route exists, but an empty segment fills no parameter, so the broker answered
+			// as for an unknown path: the named thing does not exist, the command is supported.
+			code, msg = exitNotFound, kind+" not found (the name is empty)"
 		case errors.Is(he, queen.ErrUnsupported):
 			msg = fmt.Sprintf("the broker does not support this command yet (%s %s answered 404 Not found)", he.Method, he.URL)
 		case he.StatusCode == 404:
@@ -140,6 +146,47 @@ func (a *app) fail(err error) int {
 	}
 	fmt.Fprintf(a.stderr, "queenctl %s: %s\n", a.name, msg)
 	return code
+}
+
+// pathNameKinds names the thing a route's parameter addresses by the static segment before it
+// (docs/api/README.md §3), in the broker's own "<Thing> not found" wording.
+var pathNameKinds = map[string]string{
+	"queue": "Queue", "queues": "Queue", "partition": "Partition", "partitions": "Partition",
+	"consumer-groups": "Consumer group", "by-name": "Trace name", "messages": "Message",
+	"traces": "Message", "dlq": "DLQ entry", "lease": "Lease", "queries": "Stream query",
+}
+
+// emptyPathName reports whether the API path of rawURL has an empty segment, and what that
+// segment names. No route of the API has one (an empty segment never fills a parameter,
+// docs/api/README.md §2.9), so a 404 for such a path comes from an empty name given to a route
+// the broker has, not from a broker that lacks the route. Only the part from /api/ or
+// /streams/ on is read: a base URL's own path is not the command's.
+func emptyPathName(rawURL string) (kind string, ok bool) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", false
+	}
+	p := u.EscapedPath()
+	i := strings.Index(p, "/api/")
+	if j := strings.Index(p, "/streams/"); i < 0 || (j >= 0 && j < i) {
+		i = j
+	}
+	if i < 0 {
+		return "", false
+	}
+	segs := strings.Split(p[i+1:], "/")
+	for n, seg := range segs {
+		if seg != "" {
+			continue
+		}
+		for k := n - 1; k >= 0; k-- {
+			if kind, known := pathNameKinds[segs[k]]; known {
+				return kind, true
+			}
+		}
+		return "Resource", true
+	}
+	return "", false
 }
 
 // duration is a flag value for durations that also accepts a bare number of seconds.

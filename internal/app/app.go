@@ -115,7 +115,8 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	apiCfg := httpapi.Config{DefaultBatch: cfg.DefaultBatchSize, DefaultTimeout: cfg.DefaultTimeout,
 		WorkerID: cfg.WorkerID, Version: o.version,
 		MaxInflightBodyBytes: int64(cfg.MaxInflightBodyBytes), BodyReadTimeout: cfg.HTTPReadTimeout,
-		Overloaded: store.Overloaded}
+		Overloaded: store.Overloaded, AllowedOrigins: cfg.CORSAllowedOrigins, AllowedHosts: cfg.AllowedHosts,
+		ListenHost: cfg.Host}
 	if apiCfg.Auth, err = a.verifier(); err != nil {
 		return nil, err
 	}
@@ -279,6 +280,7 @@ func (a *App) Start(ctx context.Context) error {
 		}
 		a.addr = ln.Addr()
 		a.Logger().Info("queen-go listening", "addr", a.addr.String(), "version", a.opts.version, "schema", a.store.Schema())
+		a.warnIfOpen()
 		a.Go(func(context.Context) {
 			if err := a.server.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 				a.failed <- err
@@ -290,6 +292,21 @@ func (a *App) Start(ctx context.Context) error {
 		a.servePprof()
 		return nil
 	})
+}
+
+// warnIfOpen logs one WARN line when the broker has no authentication and listens beyond this
+// machine: anyone who reaches the port can read and change every queue (docs/deploy.md). The
+// browser checks (CORS_ALLOWED_ORIGINS, ALLOWED_HOSTS) keep web pages out, not other machines.
+func (a *App) warnIfOpen() {
+	if a.cfg.JWTEnabled || a.opts.auth != nil {
+		return
+	}
+	if tcp, ok := a.addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		return
+	}
+	a.Logger().Warn("the broker is open: authentication is off and it listens on a non-loopback address, so anyone who reaches it can read, change and delete every queue",
+		"addr", a.addr.String(),
+		"fix", "set HOST=127.0.0.1 to serve this machine only, or JWT_ENABLED=true with JWT_SECRET or JWT_JWKS_URL (docs/api/operations.md §6)")
 }
 
 // parts lists the lifecycle parts in start order. Stop stops them in reverse: the jobs, then

@@ -20,6 +20,14 @@ type Config struct {
 	Port int
 	// Host is the HTTP listen address (HOST, --host).
 	Host string
+	// CORSAllowedOrigins lists the Web origins whose pages may call the broker while
+	// authentication is off (CORS_ALLOWED_ORIGINS, normalized by NormalizeOrigin); "*" allows
+	// any, as Queen's reference does. Empty: only the broker's own pages (the dashboard).
+	CORSAllowedOrigins []string
+	// AllowedHosts lists the host names a request's Host header may name besides localhost and
+	// IP addresses (ALLOWED_HOSTS; ".example.com" covers subdomains, "*" any). Empty: any host
+	// when HOST is not a loopback address, only those when it is (DNS rebinding).
+	AllowedHosts []string
 	// WorkerID labels this instance in metrics, /health and trace records
 	// (WORKER_ID, default the host name).
 	WorkerID string

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,19 @@ func TestLoad(t *testing.T) {
 		{"inflight body budget not a number", nil, map[string]string{"QUEEN_MAX_INFLIGHT_BODY_BYTES": "512MiB"}, nil,
 			"QUEEN_MAX_INFLIGHT_BODY_BYTES"},
 		{"pg configured", nil, map[string]string{"PG_DB": "q"}, func(c Config) bool { return c.PGConfigured && c.PGDB == "q" }, ""},
+		{"cors origins", nil, map[string]string{"CORS_ALLOWED_ORIGINS": " https://App.Example.com/ , http://localhost:3000,*"},
+			func(c Config) bool {
+				return slices.Equal(c.CORSAllowedOrigins, []string{"https://app.example.com", "http://localhost:3000", "*"})
+			}, ""},
+		{"cors origin with a path", nil, map[string]string{"CORS_ALLOWED_ORIGINS": "https://app.example.com/ui"}, nil,
+			`CORS_ALLOWED_ORIGINS: "https://app.example.com/ui" is not an origin`},
+		{"cors origin without a scheme", nil, map[string]string{"CORS_ALLOWED_ORIGINS": "app.example.com"}, nil,
+			`CORS_ALLOWED_ORIGINS: "app.example.com" is not an origin`},
+		{"cors origin with a bad port", nil, map[string]string{"CORS_ALLOWED_ORIGINS": "http://a:99999"}, nil, "is not an origin"},
+		{"allowed hosts", nil, map[string]string{"ALLOWED_HOSTS": "Queen.Internal, .svc.example"},
+			func(c Config) bool { return slices.Equal(c.AllowedHosts, []string{"queen.internal", ".svc.example"}) }, ""},
+		{"allowed host with a port", nil, map[string]string{"ALLOWED_HOSTS": "queen.internal:6632"}, nil,
+			`ALLOWED_HOSTS: "queen.internal:6632" is not a host name`},
 		{"pg ssl alone is not configured", nil, map[string]string{"PG_USE_SSL": "true"}, func(c Config) bool { return !c.PGConfigured }, ""},
 	}
 	for _, tc := range tests {
@@ -264,7 +278,8 @@ func TestSpecVariablesCovered(t *testing.T) {
 		JWT_ROLE_READ_ONLY JWT_TENANT_CLAIM
 		HTTP_IDLE_TIMEOUT HTTP_READ_TIMEOUT QUEEN_MAX_INFLIGHT_BODY_BYTES`)
 	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", "CONSUME_CONCURRENCY", "XMIN_WARN_SECONDS", // queen-go's own additions, not in the API reference
-		"LOG_FORMAT", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}
+		"LOG_FORMAT", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+		"CORS_ALLOWED_ORIGINS", "ALLOWED_HOSTS"}
 	have := map[string]bool{}
 	for _, v := range variables {
 		if have[v.name] {

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,12 @@ var variables = []variable{
 		set: intVar(0, 65535, func(c *Config) *int { return &c.Port })},
 	{group: "Server", name: "HOST", def: "0.0.0.0", help: "listen address",
 		set: strVar(func(c *Config) *string { return &c.Host })},
+	{group: "Server", name: "CORS_ALLOWED_ORIGINS", shown: `""`,
+		help: "comma-separated origins (scheme://host[:port]) whose web pages may call an open broker; * allows any (queen-go's own)",
+		set:  originsVar},
+	{group: "Server", name: "ALLOWED_HOSTS", shown: `""`,
+		help: "comma-separated host names requests may name in Host besides localhost and IP addresses; .example.com allows its subdomains, * any (queen-go's own)",
+		set:  hostsVar},
 	{group: "Server", name: "WORKER_ID", shown: "the host name", help: "instance label in metrics, /health and traces",
 		set: strVar(func(c *Config) *string { return &c.WorkerID })},
 	{group: "Server", name: "LOG_LEVEL", def: "info", help: "trace, debug, info, warn or error",
@@ -271,6 +278,60 @@ func listVar(field func(*Config) *[]string) func(*Config, string) error {
 		*field(c) = out
 		return nil
 	}
+}
+
+// originsVar reads CORS_ALLOWED_ORIGINS: "*" or origins as a browser sends them in Origin
+// (scheme, host and an optional port, nothing else), stored lower-case without a trailing
+// slash, so the broker compares each request's Origin with one spelling. A path or a typo
+// stops the broker at startup: a list that silently matched nothing would refuse the page
+// the operator meant to allow.
+func originsVar(c *Config, raw string) error {
+	if err := listVar(func(c *Config) *[]string { return &c.CORSAllowedOrigins })(c, raw); err != nil {
+		return err
+	}
+	for i, o := range c.CORSAllowedOrigins {
+		if o == "*" {
+			continue
+		}
+		norm, ok := NormalizeOrigin(strings.TrimSuffix(o, "/"))
+		if !ok {
+			return fmt.Errorf("%q is not an origin (scheme://host[:port], e.g. https://app.example.com) or *", o)
+		}
+		c.CORSAllowedOrigins[i] = norm
+	}
+	return nil
+}
+
+// NormalizeOrigin returns the lower-case form of a Web origin ("http://host", "https://host:8443")
+// and whether o is one: http or https, a host, an optional port, and no user, path, query or
+// fragment. The broker compares request Origin headers in this form.
+func NormalizeOrigin(o string) (string, bool) {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.HasSuffix(u.Host, ":") {
+		return "", false
+	}
+	if p := u.Port(); p != "" {
+		if _, err := strconv.ParseUint(p, 10, 16); err != nil {
+			return "", false
+		}
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), true
+}
+
+// hostsVar reads ALLOWED_HOSTS: names without ports, "*", or ".example.com" for a domain and
+// its subdomains, stored lower-case.
+func hostsVar(c *Config, raw string) error {
+	if err := listVar(func(c *Config) *[]string { return &c.AllowedHosts })(c, raw); err != nil {
+		return err
+	}
+	for i, h := range c.AllowedHosts {
+		if h != "*" && (strings.ContainsAny(h, ":/@ ") || strings.Trim(h, ".") == "") {
+			return fmt.Errorf("%q is not a host name (no port or scheme; .example.com for subdomains, * for any)", h)
+		}
+		c.AllowedHosts[i] = strings.ToLower(h)
+	}
+	return nil
 }
 
 // schemaVar restricts the schema to names PostgreSQL keeps as written when

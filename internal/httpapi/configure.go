@@ -35,7 +35,8 @@ func (s *Server) configure(w http.ResponseWriter, r *http.Request) {
 		_ = json.Unmarshal(body, &c)
 	}
 	name, ok := asString(c.Queue)
-	if !ok {
+	if !ok || name == "" {
+		// "" too: a queue of that name could not be addressed by any path (docs/api/README.md §2.9).
 		writeError(w, http.StatusBadRequest, "queue is required")
 		return
 	}

@@ -7,12 +7,18 @@ import (
 	"time"
 )
 
-// setCORS adds the headers every response carries (docs/api/README.md §2.7). They are
-// fixed values: the broker is meant to be called from any dashboard origin.
+// The methods and request headers a page of an allowed origin may use (docs/api/README.md §2.7).
+const (
+	corsMethods = "GET, POST, PUT, DELETE, OPTIONS"
+	corsHeaders = "Content-Type, Authorization"
+)
+
+// setCORS adds the headers of docs/api/README.md §2.7 for any origin: what every response
+// carries when authentication is on or CORS_ALLOWED_ORIGINS is "*" (admission.go).
 func setCORS(h http.Header) {
 	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
+	h.Set("Access-Control-Allow-Methods", corsMethods)
+	h.Set("Access-Control-Allow-Headers", corsHeaders)
 }
 
 // recoverPanics runs h and turns a panic into a plain 500, so that a handler

@@ -136,8 +136,8 @@ func parsePushItems(body json.RawMessage) ([]mq.PushItem, string) {
 
 // pushItem validates one push item, in the order of docs/api/data-api.md §2.1.
 func pushItem(it *pushItemJSON) (mq.PushItem, string) {
-	q, ok := asString(it.Queue)
-	if msg := nameError(q, ok, "Queue must be a string", "queue"); msg != "" {
+	q, msg := itemQueue(it.Queue)
+	if msg != "" {
 		return mq.PushItem{}, msg
 	}
 	p, ok := optString(it.Partition)
@@ -152,6 +152,21 @@ func pushItem(it *pushItemJSON) (mq.PushItem, string) {
 		return mq.PushItem{}, msg
 	}
 	return mq.PushItem{Queue: q, Partition: p, TransactionID: tx, Payload: it.Payload}, ""
+}
+
+// itemQueue reads the queue of a push item, on /api/v1/push, in a transaction and in a streams
+// cycle alike: missing, null or not a string is "Queue must be a string"; "" is "queue is
+// required" (docs/api/README.md §2.9, Empty names), because no path can carry an empty segment
+// and a queue named "" could never be popped, inspected, cleared or deleted.
+func itemQueue(raw json.RawMessage) (string, string) {
+	q, ok := asString(raw)
+	if msg := nameError(q, ok, "Queue must be a string", "queue"); msg != "" {
+		return "", msg
+	}
+	if q == "" {
+		return "", "queue is required"
+	}
+	return q, ""
 }
 
 // nameError checks a decoded name field: notString when it was no string (ok=false), the

@@ -52,6 +52,9 @@ type Router struct {
 	root  *routeNode
 	mws   []func(http.Handler) http.Handler
 	chain http.Handler
+	// admission refuses requests from foreign origins and hosts before routing; nil admits
+	// every request (admission.go).
+	admission *admission
 }
 
 // routeNode is one path segment of the routing tree.
@@ -180,10 +183,14 @@ func dispatch(w http.ResponseWriter, req *http.Request) {
 	m.route.h(w, req)
 }
 
-// ServeHTTP routes req. CORS headers go on first so that every answer,
-// including 404, 405 and a recovered panic, carries them (docs/api/README.md §2.7).
+// ServeHTTP routes req. Admission runs first: a request from a foreign origin or naming a
+// foreign host is refused before any work, and the CORS headers go on before anything else so
+// that every answer, including 404, 405 and a recovered panic, carries them
+// (docs/api/README.md §2.7).
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	setCORS(w.Header())
+	if !r.admission.admit(w, req) {
+		return
+	}
 	if req.Method == http.MethodOptions {
 		w.Header().Set("Access-Control-Max-Age", "86400")
 		w.WriteHeader(http.StatusNoContent)

@@ -49,6 +49,15 @@ type Config struct {
 	// Tracer starts the server span of every routed request (OpenTelemetry); nil: no spans and
 	// no traceparent handling at all, which is the cost of tracing when it is off.
 	Tracer trace.Tracer
+	// AllowedOrigins are the Web origins whose pages may call the broker while Auth is nil
+	// (CORS_ALLOWED_ORIGINS, normalized; "*" any). Requests carrying another Origin, except the
+	// broker's own, are refused with 403 (admission.go).
+	AllowedOrigins []string
+	// AllowedHosts (ALLOWED_HOSTS) and ListenHost (HOST) decide which Host headers are
+	// accepted: when AllowedHosts is set or ListenHost is a loopback address, a Host naming
+	// neither localhost, an IP address, ListenHost nor an entry gets 421 (DNS rebinding).
+	AllowedHosts []string
+	ListenHost   string
 	// Overloaded reports, once a request is done, whether it was answered as load: a call or a
 	// wait of it passed a deadline on a database the outage probe reached (store.Overloaded).
 	// Such requests count in queen_overload_answers_total; nil: none is counted.
@@ -93,6 +102,7 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	s := &Server{data: data, read: nulGuard{read}, cfg: cfg, log: log}
 	limits := &bodyLimits{budget: newBodyBudget(cfg.MaxInflightBodyBytes), readTimeout: cfg.BodyReadTimeout}
 	r := NewRouter()
+	r.admission = newAdmission(cfg.Auth != nil, cfg.AllowedOrigins, cfg.AllowedHosts, cfg.ListenHost)
 	// Outermost, so rejected requests (401, 403, 413) are measured and traced too.
 	r.Use(s.telemetry)
 	if cfg.Auth != nil {

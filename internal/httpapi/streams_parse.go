@@ -178,14 +178,11 @@ func parseStateOp(raw json.RawMessage) (mq.StreamStateOp, string) {
 }
 
 // parseCycleItem validates one push item as a transaction push item (docs/api/transaction.md
-// §1.1, §2 checks 8-12), except that queue is required.
+// §1.1, §2 checks 8-12; its queue is required there too).
 func parseCycleItem(raw json.RawMessage) (mq.TxnEntry, string) {
 	var it txnPushJSON
 	if !isObject(raw) || json.Unmarshal(raw, &it) != nil {
 		return mq.TxnEntry{}, "Each item must be an object"
-	}
-	if isNull(it.Queue) {
-		return mq.TxnEntry{}, "Queue must be a string"
 	}
 	return txnPushItem(&it)
 }

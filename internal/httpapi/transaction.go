@@ -39,7 +39,7 @@ type txnResultJSON struct {
 	DLQ              *bool            `json:"dlq,omitempty"`
 	AlreadyCommitted *bool            `json:"alreadyCommitted,omitempty"`
 	MessageID        string           `json:"messageId,omitempty"`
-	QueueName        *string          `json:"queueName,omitempty"` // on pushes, even for the queue ""
+	QueueName        *string          `json:"queueName,omitempty"` // on pushes only: acks have none
 	PartitionID      string           `json:"partitionId,omitempty"`
 	Duplicate        bool             `json:"duplicate,omitempty"`
 }

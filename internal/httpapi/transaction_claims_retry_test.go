@@ -4,8 +4,9 @@ package httpapi_test
 // transaction_concurrency_test.go) and 49/51 (authentication, in auth_test.go, next to the
 // auth helpers): statuses, batches, resent bundles, capacity, limits, an unreachable
 // database, encryption and wake-ups; then behaviours of the API reference outside the numbered claims
-// (rollback precedence, requiredLeases entries, empty bundles, the empty queue name). Helpers
-// are in transaction_claims_test.go.
+// (rollback precedence, requiredLeases entries, empty bundles). The empty queue name, which
+// a push item no longer defaults to, is refused in empty_name_test.go. Helpers are in
+// transaction_claims_test.go.
 
 import (
 	"bytes"
@@ -13,7 +14,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -451,18 +451,4 @@ func TestTxnEmptyItemsCommitNothing(t *testing.T) {
 	txnWantJSON(t, code, raw, http.StatusOK, obj{"transactionId": txnUUIDv7, "success": true,
 		"results": []any{txnPushRes(0, "only", b.queue)}})
 	txnWantStored(t, b.queue, [3]string{"Default", "only", "{}"})
-}
-
-// The empty queue name is a name like any other (§1.1): its push result still carries
-// queueName. It runs in a schema of its own so that no other test sees a queue named "".
-func TestTxnEmptyQueueNameIsReported(t *testing.T) {
-	t.Parallel()
-	schema := "queen_go_txn_empty_queue_" + strconv.FormatInt(queueSeq.Add(1), 36)
-	if err := testserver.Migrate(t.Context(), testDSN, schema); err != nil {
-		t.Fatal(err)
-	}
-	b := &bundle{t: t, srv: testserver.Start(t, testDSN, testserver.Options{Schema: schema})}
-	code, raw := b.txnSend(obj{"operations": []any{obj{"type": "push", "transactionId": "e1", "payload": 1}}})
-	txnWantJSON(t, code, raw, http.StatusOK, obj{"transactionId": txnUUIDv7, "success": true,
-		"results": []any{txnPushRes(0, "e1", "")}})
 }

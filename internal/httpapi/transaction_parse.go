@@ -80,8 +80,13 @@ func txnPushItems(op *txnOpJSON) ([]mq.TxnEntry, string) {
 
 // txnPushItem validates one push item (docs/api/transaction.md §1.1, §2 checks 8-12).
 func txnPushItem(it *txnPushJSON) (mq.TxnEntry, string) {
-	q, ok := optString(it.Queue)
-	if msg := nameError(q, ok, "Queue must be a string", "queue"); msg != "" {
+	// transaction.md §1.1 defaults a missing queue to "", which is no queue at all: both are
+	// "queue is required"; null and other non-strings keep row 9's "Queue must be a string".
+	if len(it.Queue) == 0 {
+		return mq.TxnEntry{}, "queue is required"
+	}
+	q, msg := itemQueue(it.Queue)
+	if msg != "" {
 		return mq.TxnEntry{}, msg
 	}
 	p, ok := optString(it.Partition)

@@ -64,6 +64,9 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	// XminWarn replaces XMIN_WARN_SECONDS (300 s) for tests of the held-horizon warning.
 	XminWarn time.Duration
+	// Env sets configuration variables as the environment would (CORS_ALLOWED_ORIGINS,
+	// ALLOWED_HOSTS, HOST, …), read by config.Load before the settings above apply.
+	Env map[string]string
 }
 
 // PoolSize is a test server's DB_POOL_SIZE. It is small on purpose: a test package runs
@@ -163,9 +166,9 @@ func Start(t testing.TB, dsn string, o Options) *Server {
 //   - o's poll intervals as given, even above the 1 s ceiling Load applies: slow fallbacks
 //     prove that a wake-up came from a signal.
 func Config(dsn string, o Options) config.Config {
-	cfg, err := config.Load(nil, func(string) string { return "" })
+	cfg, err := config.Load(nil, func(k string) string { return o.Env[k] })
 	if err != nil {
-		panic(fmt.Sprintf("the default configuration does not load: %v", err)) // a bug, not a test failure
+		panic(fmt.Sprintf("the configuration does not load: %v", err)) // a bug, not a test failure
 	}
 	cfg.DatabaseURL, cfg.WorkerID, cfg.LogLevel, cfg.DBPoolSize = dsn, "test", "warn", PoolSize
 	// Generous database deadlines: a test suite shares two cores and one PostgreSQL with other

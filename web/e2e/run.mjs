@@ -1,6 +1,7 @@
 // End-to-end tests of the dashboard (docs/api/dashboard.md §5), run by `make e2e` through
-// scripts/e2e.sh, which starts three real brokers on a fresh database (A: auth off; B: HS256 auth
-// on; C: auth off, killed by the "broker stopped" test) and passes their URLs. This file seeds data through the HTTP API, drives headless Chromium
+// scripts/e2e.sh, which starts four real brokers on a fresh database (A: auth off; B: HS256 auth
+// on; C: auth off, killed by the "broker stopped" test; D: auth off, listing the "another origin"
+// test's page in CORS_ALLOWED_ORIGINS) and passes their URLs. This file seeds data through the HTTP API, drives headless Chromium
 // with playwright-core and checks every page in both themes, the actions against the API, the
 // auth matrix, keyboard-only runs, scale data and axe-core, and writes screenshots of every page
 // (1440×900 and 390×844, light and dark) to E2E_OUT.
@@ -14,13 +15,15 @@ const A = process.env.E2E_URL; // auth off
 const B = process.env.E2E_AUTH_URL; // auth on
 const C = process.env.E2E_STOP_URL; // auth off; this file kills it (SIGKILL) in the "broker stopped" test
 const C_PID = Number(process.env.E2E_STOP_PID);
+const D = process.env.E2E_CORS_URL; // auth off; CORS_ALLOWED_ORIGINS lists the foreign page's origin
+const FOREIGN_PORT = Number(process.env.E2E_FOREIGN_PORT); // where the "another origin" test serves its page
 const SECRET = process.env.E2E_SECRET;
 const DB_URL = process.env.E2E_DB_URL; // the brokers' database, for the held-snapshot test (psql)
 const OUT = process.env.E2E_OUT;
 const ONLY = process.env.E2E_ONLY || '';
 const FIRST_DATA_MS = Number(process.env.E2E_FIRST_DATA_MS || 1000); // docs/api/dashboard.md §4.5
-if (!A || !B || !C || !C_PID || !SECRET || !OUT || !DB_URL) {
-  console.error('run through scripts/e2e.sh (make e2e): E2E_URL, E2E_AUTH_URL, E2E_STOP_URL, E2E_STOP_PID, E2E_SECRET, E2E_OUT and E2E_DB_URL are needed');
+if (!A || !B || !C || !C_PID || !D || !FOREIGN_PORT || !SECRET || !OUT || !DB_URL) {
+  console.error('run through scripts/e2e.sh (make e2e): E2E_URL, E2E_AUTH_URL, E2E_STOP_URL, E2E_STOP_PID, E2E_CORS_URL, E2E_FOREIGN_PORT, E2E_SECRET, E2E_OUT and E2E_DB_URL are needed');
   process.exit(2);
 }
 mkdirSync(OUT, { recursive: true });
@@ -1085,6 +1088,74 @@ await test('scale: 10,000 queues and one queue of 10,000 partitions × 3 groups;
   }
   clean(page, 'scale');
   await close(page);
+});
+
+// ---------- a web page of another origin (docs/api/operations.md §1.3, "Web pages") ----------
+
+// A page served from a second origin (a plain HTTP server of this file) tries to delete a queue
+// and to push, as any site the user visits could: against broker A (auth off, no
+// CORS_ALLOWED_ORIGINS) both are refused and nothing changes, the push being a "simple" text/plain
+// request that a browser sends without a preflight; against broker D, which lists the page's
+// origin, both succeed.
+await test('a page of another origin cannot change an open broker; once its origin is listed it can', async () => {
+  const { createServer } = await import('node:http');
+  const foreign = createServer((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><title>another site</title><p>another site</p>');
+  });
+  await new Promise((res) => foreign.listen(FOREIGN_PORT, '127.0.0.1', res));
+  try {
+    const origin = `http://127.0.0.1:${FOREIGN_PORT}`;
+    const q = 'cors-victim-' + randomUUID().slice(0, 8);
+    await api('/api/v1/push', { method: 'POST', body: { items: [{ queue: q, partition: 'p', payload: { n: 1 } }] } });
+    const ctx = await browser.newContext();
+    const page = await ctx.newPage();
+    await page.goto(origin + '/');
+    const attempt = (base) => page.evaluate(async ({ base, q }) => {
+      const out = {};
+      try {
+        const r = await fetch(base + '/api/v1/resources/queues/' + q, { method: 'DELETE' });
+        out.del = r.status;
+      } catch (e) {
+        out.del = 'refused: ' + e.message;
+      }
+      // no-cors: the browser sends it without asking and hides the answer; only the broker can refuse it.
+      await fetch(base + '/api/v1/push', { method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' },
+        body: JSON.stringify({ items: [{ queue: q, partition: 'p', payload: { from: 'page' } }] }) }).catch(() => {});
+      try {
+        const r = await fetch(base + '/api/v1/push', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ items: [{ queue: q, partition: 'p', payload: { from: 'page-json' } }] }) });
+        out.push = r.status;
+      } catch (e) {
+        out.push = 'refused: ' + e.message;
+      }
+      return out;
+    }, { base, q });
+    const messages = async () => {
+      const r = await call(A, `/api/v1/pop/queue/${q}?batch=10&wait=false&subscriptionMode=all&consumerGroup=e2e-cors-${randomUUID().slice(0, 6)}`);
+      return r.status === 204 ? [] : (r.data.messages || []).map((m) => JSON.stringify(m.data));
+    };
+
+    const refused = await attempt(A);
+    assert(String(refused.del).startsWith('refused') && String(refused.push).startsWith('refused'),
+      'broker A served the foreign page: ' + JSON.stringify(refused));
+    const still = await call(A, '/api/v1/resources/queues/' + q);
+    assert(still.status === 200, `queue after the foreign DELETE: ${still.status}`);
+    const held = await messages();
+    assert(held.length === 1 && held[0].includes('"n":1'), 'the foreign page pushed: ' + JSON.stringify(held));
+
+    const allowed = await attempt(D);
+    assert(allowed.del === 200 && (allowed.push === 201 || allowed.push === 200),
+      'broker D refused the listed origin: ' + JSON.stringify(allowed));
+    // The queue was deleted (its first message is gone) and the page's pushes made it anew.
+    const after = await messages();
+    assert(after.some((m) => m.includes('page-json')) && !after.some((m) => m.includes('"n":1')),
+      'after the listed page: ' + JSON.stringify(after));
+    await ctx.close();
+    await call(A, '/api/v1/resources/queues/' + q, { method: 'DELETE' });
+  } finally {
+    foreign.close();
+  }
 });
 
 // ---------- broker stopped ----------
