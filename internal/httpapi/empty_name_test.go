@@ -61,7 +61,7 @@ func TestEmptyQueueNameIsRefused(t *testing.T) {
 		{"streams cycle, push item", "/streams/v1/cycle",
 			obj{"query_id": uuid, "partition_id": uuid, "push_items": []obj{{"queue": "", "payload": 1}}}, "queue is required"},
 		{"streams cycle, push item without queue", "/streams/v1/cycle",
-			obj{"query_id": uuid, "partition_id": uuid, "push_items": []obj{{"payload": 1}}}, "queue is required"},
+			obj{"query_id": uuid, "partition_id": uuid, "push_items": []obj{{"payload": 1}}}, "Queue must be a string"},
 		{"dlq requeue, copy to queue", "/api/v1/dlq/requeue",
 			obj{"ids": []string{uuid}, "mode": "copy", "toQueue": ""}, "toQueue is required for mode copy"},
 	}

@@ -178,11 +178,15 @@ func parseStateOp(raw json.RawMessage) (mq.StreamStateOp, string) {
 }
 
 // parseCycleItem validates one push item as a transaction push item (docs/api/transaction.md
-// §1.1, §2 checks 8-12; its queue is required there too).
+// §1.1, §2 checks 8-12), except that a missing queue is streams.md §4.1's "Queue must be a
+// string" rather than the transaction's "queue is required".
 func parseCycleItem(raw json.RawMessage) (mq.TxnEntry, string) {
 	var it txnPushJSON
 	if !isObject(raw) || json.Unmarshal(raw, &it) != nil {
 		return mq.TxnEntry{}, "Each item must be an object"
+	}
+	if len(it.Queue) == 0 {
+		return mq.TxnEntry{}, "Queue must be a string"
 	}
 	return txnPushItem(&it)
 }
