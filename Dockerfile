@@ -27,10 +27,30 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     CGO_ENABLED=0 GOWORK=off go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
         -o /out/ ./cmd/queen ./cmd/queenctl
 
+# The spool's directory, empty: the image stage has no shell to make it (see below).
+RUN mkdir /out/state
+
 # distroless/static: CA certificates (for PG_USE_SSL and JWT_JWKS_URL), /etc/passwd with the
 # nonroot user (65532), tzdata, nothing else.
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/queen /out/queenctl /usr/local/bin/
-USER nonroot:nonroot
+# The broker writes one thing, its spool (FILE_BUFFER_DIR: pushes accepted while PostgreSQL is
+# away, replayed when it is back), and it writes it here, on a volume, so that `docker run
+# --read-only` and Kubernetes' readOnlyRootFilesystem work. The directory exists in the image
+# and belongs to the broker's user, because Docker fills a new volume from the image, owner
+# included: without it the volume would belong to root and the broker would exit 1 with
+# "permission denied". An anonymous volume goes with its container (docker run --rm); name one
+# (-v queen-spool:/var/lib/queen) to keep spooled pushes across containers.
+COPY --from=build --chown=65532:65532 /out/state /var/lib/queen
+# Numeric, so that Kubernetes' runAsNonRoot can check it without runAsUser.
+USER 65532:65532
+WORKDIR /var/lib/queen
+VOLUME /var/lib/queen
+ENV FILE_BUFFER_DIR=/var/lib/queen/buffers
 EXPOSE 6632
+# No shell or curl here: queenctl, which is in the image, checks /health (exit 1 when unhealthy
+# or unreachable). It calls port 6632: a container run with another PORT needs its own
+# --health-cmd. Kubernetes ignores HEALTHCHECK; the manifests have probes of their own.
+HEALTHCHECK --interval=20s --timeout=5s --start-period=10s --retries=3 \
+    CMD ["/usr/local/bin/queenctl", "--server", "http://127.0.0.1:6632", "--timeout", "4s", "health"]
 ENTRYPOINT ["/usr/local/bin/queen"]
