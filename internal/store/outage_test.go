@@ -206,22 +206,32 @@ func TestBudgetSharesDeadlinesAcrossCalls(t *testing.T) {
 	s := &Store{timeout: time.Second, requestTimeout: 10 * time.Second, bulkTimeout: 30 * time.Second}
 	ctx := Request(context.Background())
 	first := s.WaitDeadline(ctx)
-	if d := time.Until(first); d < 9*time.Second || d > 10*time.Second {
-		t.Errorf("waits may last %v, want about DB_REQUEST_TIMEOUT (10s)", d)
+	begun := budgetOf(ctx).begun // the request's clock: the bounds count from it, not from now
+	if d := first.Sub(begun); d != 10*time.Second {
+		t.Errorf("waits may last %v, want DB_REQUEST_TIMEOUT (10s)", d)
 	}
-	if d := time.Until(probeAt(s, ctx)); d < 900*time.Millisecond || d > time.Second {
-		t.Errorf("the probe is asked in %v, want about DB_CONNECTION_TIMEOUT (1s)", d)
+	if d := probeAt(s, ctx).Sub(begun); d != time.Second {
+		t.Errorf("the probe is asked after %v, want DB_CONNECTION_TIMEOUT (1s)", d)
 	}
 	time.Sleep(10 * time.Millisecond)
 	if again := s.WaitDeadline(ctx); !again.Equal(first) {
 		t.Errorf("second wait ends %v, want the first's %v", again, first)
 	}
+	// workWithin checks that a call made between before and after got the work deadline d from
+	// its start, and no later than DB_CONNECTION_TIMEOUT + d after the clock started.
+	workWithin := func(what string, deadline, before, after time.Time, d time.Duration, begun time.Time) {
+		t.Helper()
+		end := begun.Add(time.Second + d)
+		lo, hi := minTime(before.Add(d), end), minTime(after.Add(d), end)
+		if deadline.Before(lo) || deadline.After(hi) {
+			t.Errorf("%s: work deadline %v, want %v .. %v", what, deadline, lo, hi)
+		}
+	}
+	before := time.Now()
 	wctx, cancel := s.workContext(ctx)
 	defer cancel()
 	work, _ := wctx.Deadline()
-	if d := time.Until(work); d < 9*time.Second || d > 10*time.Second {
-		t.Errorf("work deadline in %v, want about 10s", d)
-	}
+	workWithin("first call", work, before, time.Now(), 10*time.Second, begun)
 	w2, cancel2 := s.workContext(ctx)
 	defer cancel2()
 	if d, _ := w2.Deadline(); !d.Equal(work) {
@@ -230,19 +240,20 @@ func TestBudgetSharesDeadlinesAcrossCalls(t *testing.T) {
 	if d := s.WaitDeadline(ctx); d.After(work) {
 		t.Errorf("a wait after the work started ends %v, after the work deadline %v", d, work)
 	}
-	bctx, cancel3 := s.workContext(Bulk(context.Background()))
+	bulk := Bulk(context.Background())
+	before = time.Now()
+	bctx, cancel3 := s.workContext(bulk)
 	defer cancel3()
-	if d, _ := bctx.Deadline(); time.Until(d) < 29*time.Second {
-		t.Errorf("bulk work deadline in %v, want about 30s", time.Until(d))
-	}
+	bd, _ := bctx.Deadline()
+	workWithin("bulk", bd, before, time.Now(), 30*time.Second, budgetOf(bulk).begun)
 
 	// A request that waited long gets what is left of DB_CONNECTION_TIMEOUT + DB_REQUEST_TIMEOUT.
 	late := Request(context.Background())
 	budgetOf(late).begun = time.Now().Add(-5 * time.Second)
 	lctx, cancel4 := s.workContext(late)
 	defer cancel4()
-	if d, _ := lctx.Deadline(); time.Until(d) > 6*time.Second || time.Until(d) < 5*time.Second {
-		t.Errorf("work after a 5 s wait ends in %v, want about 6s (1s + 10s - 5s)", time.Until(d))
+	if d, _ := lctx.Deadline(); !d.Equal(budgetOf(late).begun.Add(11 * time.Second)) {
+		t.Errorf("work after a 5 s wait ends %v after the request's start, want 11s (1s + 10s)", d.Sub(budgetOf(late).begun))
 	}
 }
 

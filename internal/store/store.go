@@ -205,7 +205,9 @@ func (s *Store) acquireUntil(ctx context.Context, until time.Time) (*pgxpool.Con
 		if err == nil {
 			return c, nil
 		}
-		if ctx.Err() != nil {
+		// A caller's own deadline (Ping puts DB_CONNECTION_TIMEOUT on its context) that cut the
+		// last attempt short goes on below, so the answer keeps the refusals that explain it.
+		if ctx.Err() != nil && (refused == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded)) {
 			return nil, ctx.Err()
 		}
 		if !serverFull(err) || !sleepWithin(actx, pause) {
