@@ -61,7 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cfg.Partitions = 200 // the scenario's own default (issue "Steady under a pinned horizon")
 	}
 	if *showVersion {
-		fmt.Fprintln(stdout, "queen-bench", buildversion.String(version))
+		fmt.Fprintln(stdout, "queen-bench", buildversion.Describe(version))
 		return 0
 	}
 	if *cpuProfile != "" {

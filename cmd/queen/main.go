@@ -34,7 +34,7 @@ func main() {
 		fmt.Print(config.Usage())
 		return
 	case cfg.ShowVersion:
-		fmt.Println("queen-go", v)
+		fmt.Println("queen-go", buildversion.Describe(version))
 		return
 	}
 	log := app.NewLogger(cfg)

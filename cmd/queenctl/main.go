@@ -28,8 +28,10 @@ const (
 	exitNotFound = 3
 )
 
-// version is stamped at build time: go build -ldflags "-X main.version=1.2.3" ./cmd/queenctl.
-var version = "dev"
+// version is stamped at build time: go build -ldflags "-X main.version=1.2.3" ./cmd/queenctl
+// (make build does). Left empty, --version reads the Go build information (internal/version),
+// as queen's does.
+var version string
 
 func main() {
 	// SIGINT/SIGTERM stop consume and tail gracefully: the message in hand is finished and

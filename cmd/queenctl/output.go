@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// jsonLine writes v as one line of JSON.
+// jsonLine writes v as one line of JSON, zero times as null (nullTimes).
 func (a *app) jsonLine(v any) error {
-	b, err := json.Marshal(v)
+	b, err := json.Marshal(nullTimes(v))
 	if err != nil {
 		return err
 	}
@@ -29,7 +29,7 @@ func (a *app) jsonLine(v any) error {
 // ack -` always work.
 func (a *app) record(v any) error {
 	if a.g.output == "yaml" {
-		b, err := yaml.Marshal(v)
+		b, err := yaml.Marshal(nullTimes(v))
 		if err != nil {
 			return err
 		}
@@ -40,19 +40,19 @@ func (a *app) record(v any) error {
 }
 
 // show prints v as indented JSON with --output json, as YAML with --output yaml (the same
-// field names: YAML is made from the JSON), and as a table otherwise: header names the
-// columns and rows returns the cells.
+// field names: YAML is made from the JSON; zero times are null in both, see nullTimes), and as
+// a table otherwise: header names the columns and rows returns the cells.
 func (a *app) show(v any, header []string, rows [][]string) error {
 	switch a.g.output {
 	case "json":
-		b, err := json.MarshalIndent(v, "", "  ")
+		b, err := json.MarshalIndent(nullTimes(v), "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(a.stdout, "%s\n", b)
 		return err
 	case "yaml":
-		b, err := yaml.Marshal(v)
+		b, err := yaml.Marshal(nullTimes(v))
 		if err != nil {
 			return err
 		}

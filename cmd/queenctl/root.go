@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	buildversion "github.com/queen-go/queen/internal/version"
 	"github.com/spf13/cobra"
 )
 
@@ -66,7 +67,7 @@ http://localhost:6632; the token is --token, else $QUEEN_TOKEN, else the context
 only to the context's own server).
 
 ` + exitCodesHelp,
-		Version:       version,
+		Version:       buildversion.Describe(version),
 		Args:          cobra.ArbitraryArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,

@@ -116,7 +116,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 		WorkerID: cfg.WorkerID, Version: o.version,
 		MaxInflightBodyBytes: int64(cfg.MaxInflightBodyBytes), BodyReadTimeout: cfg.HTTPReadTimeout,
 		Overloaded: store.Overloaded, AllowedOrigins: cfg.CORSAllowedOrigins, AllowedHosts: cfg.AllowedHosts,
-		ListenHost: cfg.Host}
+		ListenHost: cfg.Host, AccessLog: cfg.AccessLog}
 	if apiCfg.Auth, err = a.verifier(); err != nil {
 		return nil, err
 	}

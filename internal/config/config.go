@@ -55,6 +55,9 @@ type Config struct {
 	// LogFormat is "text" or "json" (LOG_FORMAT): json for log shippers that parse one object
 	// a line, text for people reading a terminal.
 	LogFormat string
+	// AccessLog writes one line per request, at info level in LogFormat (ACCESS_LOG, queen-go's
+	// own; default off, since a busy broker answers thousands of requests a second).
+	AccessLog bool
 	// OTLPEndpoint is OTEL_EXPORTER_OTLP_ENDPOINT, the OTLP/HTTP collector's base URL; tracing
 	// is off (a no-op tracer) unless it or OTLPTracesEndpoint is set. The exporter itself reads
 	// it and the other standard OTEL_EXPORTER_OTLP_* variables.

@@ -82,6 +82,7 @@ func TestLoad(t *testing.T) {
 		{"log format json", nil, map[string]string{"LOG_FORMAT": "JSON"}, func(c Config) bool { return c.LogFormat == "json" }, ""},
 		{"log format text", nil, map[string]string{"LOG_FORMAT": "text"}, func(c Config) bool { return c.LogFormat == "text" }, ""},
 		{"bad log format", nil, map[string]string{"LOG_FORMAT": "logfmt"}, nil, `LOG_FORMAT: "logfmt" is not one of "text", "json"`},
+		{"access log", nil, map[string]string{"ACCESS_LOG": "true"}, func(c Config) bool { return c.AccessLog }, ""},
 		{"tracing off by default", nil, nil, func(c Config) bool { return !c.TracingEnabled() }, ""},
 		{"otlp endpoint", nil, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"},
 			func(c Config) bool { return c.OTLPEndpoint == "http://c:4318" && c.TracingEnabled() }, ""},
@@ -278,7 +279,7 @@ func TestSpecVariablesCovered(t *testing.T) {
 		JWT_ROLE_READ_ONLY JWT_TENANT_CLAIM
 		HTTP_IDLE_TIMEOUT HTTP_READ_TIMEOUT QUEEN_MAX_INFLIGHT_BODY_BYTES`)
 	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", "CONSUME_CONCURRENCY", "XMIN_WARN_SECONDS", // queen-go's own additions, not in the API reference
-		"LOG_FORMAT", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+		"LOG_FORMAT", "ACCESS_LOG", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
 		"CORS_ALLOWED_ORIGINS", "ALLOWED_HOSTS"}
 	have := map[string]bool{}
 	for _, v := range variables {

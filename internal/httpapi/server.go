@@ -62,6 +62,8 @@ type Config struct {
 	// wait of it passed a deadline on a database the outage probe reached (store.Overloaded).
 	// Such requests count in queen_overload_answers_total; nil: none is counted.
 	Overloaded func(context.Context) bool
+	// AccessLog logs one line per request, every answer included (ACCESS_LOG, accesslog.go).
+	AccessLog bool
 }
 
 // Defaults of the body limits, the same as the configuration's (docs/api/operations.md §1.3),
@@ -103,6 +105,9 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	limits := &bodyLimits{budget: newBodyBudget(cfg.MaxInflightBodyBytes), readTimeout: cfg.BodyReadTimeout}
 	r := NewRouter()
 	r.admission = newAdmission(cfg.Auth != nil, cfg.AllowedOrigins, cfg.AllowedHosts, cfg.ListenHost)
+	if cfg.AccessLog {
+		r.Use(noteRoute) // first, so a request authentication refuses is logged with its route
+	}
 	// Outermost, so rejected requests (401, 403, 413) are measured and traced too.
 	r.Use(s.telemetry)
 	if cfg.Auth != nil {
@@ -131,7 +136,11 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 		r.Handle(http.MethodGet, "/", LevelPublic, cfg.Dashboard.ServeHTTP)
 		r.Handle(http.MethodGet, "/assets/:file", LevelPublic, cfg.Dashboard.ServeHTTP)
 	}
-	return limits.startClock(r)
+	h := limits.startClock(r)
+	if cfg.AccessLog {
+		h = accessLog(log, h)
+	}
+	return h
 }
 
 // fail answers a broker error: 503 when the database is unavailable, 500 otherwise (the

@@ -2,6 +2,7 @@ package version
 
 import (
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -21,6 +22,13 @@ func TestFromBuildInfo(t *testing.T) {
 		{"devel with modified tree", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
 			Settings: []debug.BuildSetting{rev, {Key: "vcs.modified", Value: "true"}}}, "33dfbaf2f5a0-dirty"},
 		{"short revision", &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}}}, "abc"},
+		// The commit's time says how old a build from a revision is.
+		{"revision with commit time", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{rev, {Key: "vcs.time", Value: "2026-12-01T18:08:49Z"}}},
+			"33dfbaf2f5a0 (2026-12-01T18:08:49Z)"},
+		{"dirty revision with commit time", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{rev, {Key: "vcs.time", Value: "2026-12-01T18:08:49Z"}, {Key: "vcs.modified", Value: "true"}}},
+			"33dfbaf2f5a0-dirty (2026-12-01T18:08:49Z)"},
 		{"devel without VCS", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, Unknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,5 +60,24 @@ func TestStringOfTestBinary(t *testing.T) {
 	}
 	if got := String("v9"); got != "v9" {
 		t.Fatalf("String(v9) = %q", got)
+	}
+}
+
+// TestDescribe: --version never prints a bare "dev", which reads like a real version; every
+// known version is printed as it is.
+func TestDescribe(t *testing.T) {
+	for _, v := range []string{"v1.2.3", "v0.0.0-20261201180849-33dfbaf2f5a0+dirty", "33dfbaf2f5a0 (2026-12-01T18:08:49Z)"} {
+		if got := describe(v); got != v {
+			t.Errorf("describe(%q) = %q", v, got)
+		}
+	}
+	got := describe(Unknown)
+	for _, want := range []string{"dev (", "-buildvcs=false", "make build"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("describe(Unknown) = %q; want it to contain %q", got, want)
+		}
+	}
+	if got := Describe("v9"); got != "v9" {
+		t.Errorf("Describe(v9) = %q", got)
 	}
 }
