@@ -2,9 +2,10 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 // TestVersion builds queen as a user would, without make, and reads --version: a build from
@@ -14,19 +15,7 @@ func TestVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	version := func(args ...string) string {
-		t.Helper()
-		bin := filepath.Join(t.TempDir(), "queen")
-		build := exec.Command("go", append(append([]string{"build"}, args...), "-o", bin, ".")...)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s", err, out)
-		}
-		out, err := exec.Command(bin, "--version").Output()
-		if err != nil {
-			t.Fatalf("--version: %v", err)
-		}
-		return string(out)
-	}
+	version := func(args ...string) string { return testkit.VersionOf(t, "queen", args...) }
 	if out := version("-ldflags", "-X main.version=v1.2.3"); out != "queen-go v1.2.3\n" {
 		t.Errorf("stamped: --version %q", out)
 	}

@@ -108,19 +108,7 @@ func TestVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	version := func(args ...string) string {
-		t.Helper()
-		bin := filepath.Join(t.TempDir(), "queenctl")
-		build := exec.Command("go", append(append([]string{"build"}, args...), "-o", bin, ".")...)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s", err, out)
-		}
-		out, err := exec.Command(bin, "--version").Output()
-		if err != nil {
-			t.Fatalf("--version: %v", err)
-		}
-		return string(out)
-	}
+	version := func(args ...string) string { return testkit.VersionOf(t, "queenctl", args...) }
 	if out := version("-ldflags", "-X main.version=1.2.3"); out != "queenctl 1.2.3\n" {
 		t.Fatalf("stamped --version: %q", out)
 	}
