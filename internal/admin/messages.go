@@ -10,11 +10,6 @@ import (
 // Payloads come back decrypted. A partition id that is not a UUID names no partition, so
 // lookups by it find nothing without asking the database.
 
-// ListMessages returns a page of stored messages, newest first.
-func (a *Admin) ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.ListedMessage, error) {
-	return a.store.ListMessages(ctx, f)
-}
-
 // MessageDetail returns one message with its payload decrypted; found is false when there is
 // no such message.
 func (a *Admin) MessageDetail(ctx context.Context, partitionID, transactionID string) (mq.MessageDetail, bool, error) {

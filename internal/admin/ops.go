@@ -2,18 +2,11 @@ package admin
 
 import (
 	"context"
-	"time"
 
 	"github.com/queen-go/queen/internal/mq"
 )
 
 // Operator routes of docs/api/admin-api.md §1.1 (partition listing) and §3.3 (DLQ deletion).
-
-// ListPartitions returns a page of partitions with their counters, how many match, and when
-// the stats behind the counters were computed (nil before the stats job first ran).
-func (a *Admin) ListPartitions(ctx context.Context, f mq.PartitionFilter) ([]mq.PartitionRow, int64, *time.Time, error) {
-	return a.store.ListPartitions(ctx, f)
-}
 
 // DeleteDLQEntry removes one DLQ entry; existed is false when there was none (a malformed id
 // names none, so it is answered without the database).

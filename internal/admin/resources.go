@@ -32,11 +32,6 @@ func bounded(p mq.Page) mq.Page {
 	return p
 }
 
-// Overview returns the system summary.
-func (a *Admin) Overview(ctx context.Context) (mq.Overview, error) {
-	return a.store.Overview(ctx)
-}
-
 // DeleteQueue removes a queue with everything of it; existed is false when there was none.
 // The queue's remembered encryption flag is dropped, since a queue of the same name created
 // later starts unencrypted.

@@ -10,9 +10,6 @@ import (
 // Status and analytics reads (docs/api/admin-api.md §5, §6). Counters come from the stats job's tables
 // and rates from the per-minute metrics, so none of these scans messages.
 
-// Now is the time the broker works with: the store's clock when tests set one.
-func (a *Admin) Now() time.Time { return a.store.Now() }
-
 // StatusOverview reads the status of the queues matching f over w (plan it with
 // mq.SeriesWindow); a window whose series would exceed mq.MaxSeriesPoints is refused.
 func (a *Admin) StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Window) (mq.StatusOverview, error) {
@@ -27,11 +24,6 @@ func (a *Admin) StatusOverview(ctx context.Context, f mq.QueueFilter, w mq.Windo
 func (a *Admin) StatusQueue(ctx context.Context, name string, f mq.PartitionPage) (q mq.QueueStatus, found bool, err error) {
 	f.Page = bounded(f.Page)
 	return a.store.StatusQueue(ctx, name, f)
-}
-
-// StatusQueueMessages lists a queue's messages, newest first; found is false for an unknown queue.
-func (a *Admin) StatusQueueMessages(ctx context.Context, queue string, limit, offset int) ([]mq.QueueMessage, bool, error) {
-	return a.store.StatusQueueMessages(ctx, queue, limit, offset)
 }
 
 // MessagesWritten counts messages written per unit (minute, hour, day) into matching queues,
@@ -137,9 +129,4 @@ func (a *Admin) RetentionHistory(ctx context.Context, w mq.Window, queue string,
 	}
 	runs, totals, err = a.store.RetentionHistory(ctx, w.SeriesFrom(), w.To, queue, mq.MaxListRows, only)
 	return runs, totals, omitted, err
-}
-
-// PostgresStats reads PostgreSQL's figures for our database and schema.
-func (a *Admin) PostgresStats(ctx context.Context) (mq.PostgresStats, error) {
-	return a.store.PostgresStats(ctx)
 }

@@ -48,9 +48,14 @@ func (s *Server) listConsumerGroups(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	f := mq.GroupFilter{Queue: queryFilter(q, "queue"), Group: queryFilter(q, "group"), Search: queryFilter(q, "search"),
+	var n nameArgs
+	f := mq.GroupFilter{Queue: n.query(q, "queue"), Group: n.query(q, "group"), Search: n.query(q, "search"),
 		State: state, Sort: key, Desc: desc, Page: listPage(q, defaultGroupLimit)}
-	groups, err := s.read.ConsumerGroups(r.Context(), f)
+	var groups []mq.GroupSummary
+	var err error
+	if !n.nul {
+		groups, err = s.read.ConsumerGroups(r.Context(), f)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -101,8 +106,14 @@ func (s *Server) laggingConsumers(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	pairs, err := s.read.LaggingPairs(r.Context(), mq.LagFilter{MinLag: minLag, Queue: queryFilter(q, "queue"),
-		Group: queryFilter(q, "group"), Sort: key, Desc: desc, Page: listPage(q, defaultGroupLimit)})
+	var n nameArgs
+	f := mq.LagFilter{MinLag: minLag, Queue: n.query(q, "queue"), Group: n.query(q, "group"), Sort: key, Desc: desc,
+		Page: listPage(q, defaultGroupLimit)}
+	var pairs []mq.PairLag
+	var err error
+	if !n.nul {
+		pairs, err = s.read.LaggingPairs(r.Context(), f)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -131,8 +142,19 @@ type groupQueueJSON struct {
 
 func (s *Server) consumerGroupDetail(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	pairs, found, err := s.read.ConsumerGroupPairs(r.Context(), PathParam(r, "group"), queryFilter(q, "queue"),
-		listPage(q, defaultGroupLimit))
+	var ng, nq nameArgs
+	group, queue, page := ng.path(r, "group"), nq.query(q, "queue"), listPage(q, defaultGroupLimit)
+	if nq.nul {
+		// A queue naming nothing keeps no row, and the group is still found when it has
+		// cursors elsewhere.
+		queue, page.Limit = "", 0
+	}
+	var pairs []mq.PairLag
+	var found bool
+	var err error
+	if !ng.nul {
+		pairs, found, err = s.read.ConsumerGroupPairs(r.Context(), group, queue, page)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -170,8 +192,13 @@ func (s *Server) deleteConsumerGroup(w http.ResponseWriter, r *http.Request) {
 	if _, set := queryString(q, "deleteMetadata"); set {
 		metadata = queryBool(q, "deleteMetadata")
 	}
-	group, queue := PathParam(r, "group"), PathParam(r, "queue")
-	n, err := s.read.DeleteConsumerGroup(r.Context(), group, queue, metadata)
+	var names nameArgs
+	group, queue := names.path(r, "group"), names.path(r, "queue")
+	var n int
+	var err error
+	if !names.nul {
+		n, err = s.read.DeleteConsumerGroup(r.Context(), group, queue, metadata)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -195,8 +222,13 @@ func (s *Server) updateSubscription(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	group := PathParam(r, "group")
-	n, err := s.read.SetSubscriptionTimestamp(r.Context(), group, ts)
+	var names nameArgs
+	group := names.path(r, "group")
+	var n int
+	var err error
+	if !names.nul {
+		n, err = s.read.SetSubscriptionTimestamp(r.Context(), group, ts)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -231,8 +263,14 @@ func (s *Server) seekQueue(w http.ResponseWriter, r *http.Request) {
 		}
 		ts = &t
 	}
-	group, queue := PathParam(r, "group"), PathParam(r, "queue")
-	n, found, err := s.read.SeekQueue(r.Context(), group, queue, ts)
+	var names nameArgs
+	group, queue := names.path(r, "group"), names.path(r, "queue")
+	var n int
+	var found bool
+	var err error
+	if !names.nul {
+		n, found, err = s.read.SeekQueue(r.Context(), group, queue, ts)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -246,8 +284,14 @@ func (s *Server) seekQueue(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) seekPartition(w http.ResponseWriter, r *http.Request) {
-	group, queue, partition := PathParam(r, "group"), PathParam(r, "queue"), PathParam(r, "partition")
-	movedTo, found, err := s.read.SeekPartition(r.Context(), group, queue, partition)
+	var n nameArgs
+	group, queue, partition := n.path(r, "group"), n.path(r, "queue"), n.path(r, "partition")
+	var movedTo *string
+	var found bool
+	var err error
+	if !n.nul {
+		movedTo, found, err = s.read.SeekPartition(r.Context(), group, queue, partition)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

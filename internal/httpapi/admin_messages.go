@@ -95,14 +95,19 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
+	var n nameArgs
 	ns, given := queryString(q, "ns")
 	if !given {
 		ns = queryFilter(q, "namespace") // the alias; ns wins when both are given
 	}
-	f := mq.MessageFilter{Queue: queryFilter(q, "queue"), Partition: queryFilter(q, "partition"),
-		Namespace: ns, Task: queryFilter(q, "task"), Status: status, From: from, To: to,
-		TransactionID: queryFilter(q, "transactionId"), TraceID: traceID, Page: listPage(q, defaultMessageLimit)}
-	msgs, err := s.read.ListMessages(r.Context(), f)
+	f := mq.MessageFilter{Queue: n.query(q, "queue"), Partition: n.query(q, "partition"),
+		Namespace: n.note(ns), Task: n.query(q, "task"), Status: status, From: from, To: to,
+		TransactionID: n.query(q, "transactionId"), TraceID: traceID, Page: listPage(q, defaultMessageLimit)}
+	var msgs []mq.ListedMessage
+	var err error
+	if !n.nul {
+		msgs, err = s.read.ListMessages(r.Context(), f)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -147,7 +152,14 @@ type messageDetailJSON struct {
 }
 
 func (s *Server) messageDetail(w http.ResponseWriter, r *http.Request) {
-	d, found, err := s.read.MessageDetail(r.Context(), PathParam(r, "partitionId"), PathParam(r, "transactionId"))
+	var n nameArgs
+	pid, tx := n.path(r, "partitionId"), n.path(r, "transactionId")
+	var d mq.MessageDetail
+	var found bool
+	var err error
+	if !n.nul {
+		d, found, err = s.read.MessageDetail(r.Context(), pid, tx)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -186,8 +198,13 @@ type deleteMessageJSON struct {
 }
 
 func (s *Server) deleteMessage(w http.ResponseWriter, r *http.Request) {
-	pid, tx := PathParam(r, "partitionId"), PathParam(r, "transactionId")
-	found, err := s.read.DeleteMessage(r.Context(), pid, tx)
+	var n nameArgs
+	pid, tx := n.path(r, "partitionId"), n.path(r, "transactionId")
+	var found bool
+	var err error
+	if !n.nul {
+		found, err = s.read.DeleteMessage(r.Context(), pid, tx)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -224,9 +241,15 @@ func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	f := mq.DLQFilter{Queue: queryFilter(q, "queue"), Group: queryFilter(q, "consumerGroup"),
-		Partition: queryFilter(q, "partition"), Error: queryFilter(q, "error"), From: from, To: to, Page: listPage(q, defaultDLQLimit)}
-	entries, total, err := s.read.ListDLQ(r.Context(), f)
+	var n nameArgs
+	f := mq.DLQFilter{Queue: n.query(q, "queue"), Group: n.query(q, "consumerGroup"),
+		Partition: n.query(q, "partition"), Error: n.query(q, "error"), From: from, To: to, Page: listPage(q, defaultDLQLimit)}
+	var entries []mq.DLQEntry
+	var total int64
+	var err error
+	if !n.nul {
+		entries, total, err = s.read.ListDLQ(r.Context(), f)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -75,10 +75,17 @@ func (s *Server) listPartitions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	f := mq.PartitionFilter{Queue: queryFilter(q, "queue"), Namespace: queryFilter(q, "namespace"),
-		Task: queryFilter(q, "task"), Search: queryFilter(q, "search"), Sort: key, Desc: desc,
+	var n nameArgs
+	f := mq.PartitionFilter{Queue: n.query(q, "queue"), Namespace: n.query(q, "namespace"),
+		Task: n.query(q, "task"), Search: n.query(q, "search"), Sort: key, Desc: desc,
 		Page: listPage(q, defaultPartitionsListLimit)}
-	rows, total, statsAt, err := s.read.ListPartitions(r.Context(), f)
+	var rows []mq.PartitionRow
+	var total int64
+	var statsAt *time.Time
+	var err error
+	if !n.nul {
+		rows, total, statsAt, err = s.read.ListPartitions(r.Context(), f)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -101,9 +108,20 @@ func (s *Server) listPartitions(w http.ResponseWriter, r *http.Request) {
 
 // clearQueue serves DELETE /api/v1/queues/:queue/clear.
 func (s *Server) clearQueue(w http.ResponseWriter, r *http.Request) {
-	queue := PathParam(r, "queue")
+	var nq, np nameArgs
+	queue := nq.path(r, "queue")
 	partition, hasPartition := queryString(r.URL.Query(), "partition")
-	res, queueFound, partitionFound, err := s.read.ClearQueue(r.Context(), queue, partition)
+	np.note(partition)
+	var res mq.ClearResult
+	var queueFound, partitionFound bool
+	var err error
+	switch {
+	case nq.nul: // an unknown queue
+	case np.nul: // an unknown partition, whether or not the queue exists
+		queueFound = true
+	default:
+		res, queueFound, partitionFound, err = s.read.ClearQueue(r.Context(), queue, partition)
+	}
 	switch {
 	case err != nil:
 		s.fail(w, r, err)
@@ -165,8 +183,14 @@ func (s *Server) moveToDLQ(w http.ResponseWriter, r *http.Request) {
 	if rs := []rune(reason); len(rs) > mq.MaxMoveReasonChars {
 		reason = string(rs[:mq.MaxMoveReasonChars])
 	}
-	pid, tx := PathParam(r, "partitionId"), PathParam(r, "transactionId")
-	groups, found, err := s.read.MoveToDLQ(r.Context(), pid, tx, group, reason)
+	var n nameArgs
+	pid, tx := n.path(r, "partitionId"), n.path(r, "transactionId")
+	var groups []mq.GroupAction
+	var found bool
+	var err error
+	if !n.nul {
+		groups, found, err = s.read.MoveToDLQ(r.Context(), pid, tx, group, reason)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -176,8 +200,13 @@ func (s *Server) moveToDLQ(w http.ResponseWriter, r *http.Request) {
 
 // deleteDLQEntry serves DELETE /api/v1/dlq/:dlqId.
 func (s *Server) deleteDLQEntry(w http.ResponseWriter, r *http.Request) {
-	id := PathParam(r, "dlqId")
-	existed, err := s.read.DeleteDLQEntry(r.Context(), id)
+	var n nameArgs
+	id := n.path(r, "dlqId")
+	var existed bool
+	var err error
+	if !n.nul {
+		existed, err = s.read.DeleteDLQEntry(r.Context(), id)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -131,8 +131,14 @@ func (s *Server) retryMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "consumerGroup must be a string")
 		return
 	}
-	pid, tx := PathParam(r, "partitionId"), PathParam(r, "transactionId")
-	groups, found, err := s.read.RetryMessage(r.Context(), pid, tx, group)
+	var n nameArgs
+	pid, tx := n.path(r, "partitionId"), n.path(r, "transactionId")
+	var groups []mq.GroupAction
+	var found bool
+	var err error
+	if !n.nul {
+		groups, found, err = s.read.RetryMessage(r.Context(), pid, tx, group)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -63,9 +63,14 @@ func (s *Server) queueListing(w http.ResponseWriter, r *http.Request, defSort st
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	f := mq.QueueListFilter{Namespace: queryFilter(q, "namespace"), Task: queryFilter(q, "task"),
-		Search: queryFilter(q, "search"), Sort: key, Desc: desc, Page: listPage(q, defLimit)}
-	l, err := s.read.ListQueues(r.Context(), f)
+	var n nameArgs
+	f := mq.QueueListFilter{Namespace: n.query(q, "namespace"), Task: n.query(q, "task"),
+		Search: n.query(q, "search"), Sort: key, Desc: desc, Page: listPage(q, defLimit)}
+	l := mq.QueueList{Queues: []mq.QueueSummary{}}
+	var err error
+	if !n.nul {
+		l, err = s.read.ListQueues(r.Context(), f)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -111,6 +116,24 @@ func partitionPage(q url.Values) (mq.PartitionPage, string) {
 		Page: listPage(q, defaultPartitionLimit)}, msg
 }
 
+// queueWithPartitions reads the queue of the path with one page of its partitions for both queue
+// detail routes. A queue name holding U+0000 is an unknown queue; a search holding it matches
+// no partition, and the queue still answers (nameArgs).
+func (s *Server) queueWithPartitions(r *http.Request, f mq.PartitionPage) (mq.QueueStatus, bool, error) {
+	var nq, ns nameArgs
+	name := nq.path(r, "queue")
+	if nq.nul {
+		return mq.QueueStatus{}, false, nil
+	}
+	if ns.note(f.Search); ns.nul {
+		f.Search, f.Page.Limit = "", 0
+		q, found, err := s.read.StatusQueue(r.Context(), name, f)
+		q.PartitionCount = 0
+		return q, found, err
+	}
+	return s.read.StatusQueue(r.Context(), name, f)
+}
+
 // queueDetail serves GET /api/v1/resources/queues/:queue (dashboard M7, M9).
 func (s *Server) queueDetail(w http.ResponseWriter, r *http.Request) {
 	f, msg := partitionPage(r.URL.Query())
@@ -118,7 +141,7 @@ func (s *Server) queueDetail(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	q, found, err := s.read.StatusQueue(r.Context(), PathParam(r, "queue"), f)
+	q, found, err := s.queueWithPartitions(r, f)
 	if !s.queueFound(w, r, found, err) {
 		return
 	}
@@ -140,8 +163,13 @@ type deleteQueueJSON struct {
 }
 
 func (s *Server) deleteQueue(w http.ResponseWriter, r *http.Request) {
-	name := PathParam(r, "queue")
-	existed, err := s.read.DeleteQueue(r.Context(), name)
+	var n nameArgs
+	name := n.path(r, "queue")
+	var existed bool
+	var err error
+	if !n.nul {
+		existed, err = s.read.DeleteQueue(r.Context(), name)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -178,9 +206,14 @@ func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, key string) 
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	f := mq.LabelFilter{ByTask: byTask, Search: queryFilter(q, "search"), Sort: sort, Desc: desc,
+	var n nameArgs
+	f := mq.LabelFilter{ByTask: byTask, Search: n.query(q, "search"), Sort: sort, Desc: desc,
 		Page: listPage(q, defaultLabelLimit)}
-	l, err := s.read.LabelSummaries(r.Context(), f)
+	l := mq.LabelList{Labels: []mq.LabelSummary{}}
+	var err error
+	if !n.nul {
+		l, err = s.read.LabelSummaries(r.Context(), f)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -97,7 +97,12 @@ func workerSeries(rows []mq.WorkerPoint, point func(mq.WorkerPoint) any) []worke
 
 func (s *Server) workerRows(w http.ResponseWriter, r *http.Request) ([]mq.WorkerPoint, mq.Window, bool) {
 	return seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.WorkerPoint, error) {
-		return s.read.WorkerSeries(ctx, win, queryFilter(q, "hostname"), queryFilter(q, "workerId"))
+		var n nameArgs
+		host, worker := n.query(q, "hostname"), n.query(q, "workerId")
+		if n.nul {
+			return nil, nil
+		}
+		return s.read.WorkerSeries(ctx, win, host, worker)
 	})
 }
 
@@ -169,7 +174,12 @@ func queueOpsPoint(p mq.QueuePoint, secs float64) map[string]any {
 func (s *Server) analyticsQueueOps(w http.ResponseWriter, r *http.Request) {
 	var other []mq.QueuePoint
 	sets, win, ok := seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.QueueSeriesSet[mq.QueuePoint], error) {
-		set, o, err := s.read.QueueOps(ctx, win, queryFilter(q, "queue"), seriesLimit(q))
+		var n nameArgs
+		queue := n.query(q, "queue")
+		if n.nul {
+			return []mq.QueueSeriesSet[mq.QueuePoint]{{}}, nil
+		}
+		set, o, err := s.read.QueueOps(ctx, win, queue, seriesLimit(q))
 		other = o
 		return []mq.QueueSeriesSet[mq.QueuePoint]{set}, err
 	})
@@ -197,7 +207,12 @@ func (s *Server) analyticsQueueOps(w http.ResponseWriter, r *http.Request) {
 func (s *Server) analyticsQueueLag(w http.ResponseWriter, r *http.Request) {
 	var depth []mq.DepthPoint
 	sets, win, ok := seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.QueueSeriesSet[mq.QueuePoint], error) {
-		set, d, err := s.read.QueueLag(ctx, win, queryFilter(q, "queue"), seriesLimit(q))
+		var n nameArgs
+		queue := n.query(q, "queue")
+		if n.nul {
+			return []mq.QueueSeriesSet[mq.QueuePoint]{{}}, nil
+		}
+		set, d, err := s.read.QueueLag(ctx, win, queue, seriesLimit(q))
 		depth = d
 		return []mq.QueueSeriesSet[mq.QueuePoint]{set}, err
 	})
@@ -246,7 +261,12 @@ func (s *Server) analyticsQueueLag(w http.ResponseWriter, r *http.Request) {
 // analyticsParked serves parked long-poll pops per queue and instance.
 func (s *Server) analyticsParked(w http.ResponseWriter, r *http.Request) {
 	sets, win, ok := seriesOf(s, w, r, func(ctx context.Context, win mq.Window, q url.Values) ([]mq.QueueSeriesSet[mq.ParkedPoint], error) {
-		set, err := s.read.ParkedSeries(ctx, win, queryFilter(q, "queue"), seriesLimit(q))
+		var n nameArgs
+		queue := n.query(q, "queue")
+		if n.nul {
+			return []mq.QueueSeriesSet[mq.ParkedPoint]{{}}, nil
+		}
+		set, err := s.read.ParkedSeries(ctx, win, queue, seriesLimit(q))
 		return []mq.QueueSeriesSet[mq.ParkedPoint]{set}, err
 	})
 	if !ok {
@@ -278,7 +298,15 @@ func (s *Server) analyticsRetention(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	runs, totals, omitted, err := s.read.RetentionHistory(r.Context(), win, queryFilter(q, "queue"), seriesLimit(q))
+	var n nameArgs
+	queue := n.query(q, "queue")
+	var runs []mq.RetentionRun
+	var totals []mq.RetentionTotal
+	var omitted int
+	var err error
+	if !n.nul {
+		runs, totals, omitted, err = s.read.RetentionHistory(r.Context(), win, queue, seriesLimit(q))
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

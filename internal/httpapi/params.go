@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -17,6 +18,32 @@ func queryString(q url.Values, name string) (string, bool) {
 		return "", false
 	}
 	return vs[0], true
+}
+
+// nameArgs reads the names a handler passes to the read side from the path and the query
+// string, and notes whether any holds U+0000 (docs/api/README.md §2.9). PostgreSQL text cannot
+// hold that character and refuses the whole statement (a 500), so such a name matches nothing:
+// when nul is set, the handler answers what it answers for an unknown name (not found,
+// nothing deleted, an empty list) without calling the read side. Body names never need it:
+// the body checks refuse them with a 400. TestNULNamesNeverReachTheReadSide sends U+0000 in
+// every path parameter and query name of every route, so a handler that reads a name another
+// way, or forgets to look at nul, fails it.
+type nameArgs struct {
+	nul bool // some name read holds U+0000
+}
+
+// path returns the path parameter key (PathParam).
+func (n *nameArgs) path(r *http.Request, key string) string { return n.note(PathParam(r, key)) }
+
+// query returns the query parameter key, "" when absent (queryFilter).
+func (n *nameArgs) query(q url.Values, key string) string { return n.note(queryFilter(q, key)) }
+
+// note returns v, noting whether it holds U+0000.
+func (n *nameArgs) note(v string) string {
+	if hasNUL(v) {
+		n.nul = true
+	}
+	return v
 }
 
 // queryBool reads a boolean query parameter: "true" or "1" in any case is

@@ -100,8 +100,7 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	if cfg.BodyReadTimeout <= 0 {
 		cfg.BodyReadTimeout = DefaultBodyReadTimeout
 	}
-	// The guard keeps names holding U+0000 from path and query away from the database.
-	s := &Server{data: data, read: nulGuard{read}, cfg: cfg, log: log}
+	s := &Server{data: data, read: read, cfg: cfg, log: log}
 	limits := &bodyLimits{budget: newBodyBudget(cfg.MaxInflightBodyBytes), readTimeout: cfg.BodyReadTimeout}
 	r := NewRouter()
 	r.admission = newAdmission(cfg.Auth != nil, cfg.AllowedOrigins, cfg.AllowedHosts, cfg.ListenHost)
@@ -115,6 +114,16 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	}
 	// After authentication, so that an unauthenticated body is drained and never held.
 	r.Use(limits.load)
+	s.register(r)
+	h := limits.startClock(r)
+	if cfg.AccessLog {
+		h = accessLog(log, h)
+	}
+	return h
+}
+
+// register adds every route with its access level to r.
+func (s *Server) register(r *Router) {
 	r.Handle(http.MethodGet, "/health", LevelPublic, s.health)
 	r.Handle(http.MethodGet, "/api/v1/system/health", LevelAdmin, s.systemHealth)
 	r.Handle(http.MethodPost, "/api/v1/configure", LevelReadWrite, s.configure)
@@ -132,15 +141,10 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	s.registerStreams(r)
 	s.registerAuthMe(r)
 	s.registerSystemJobs(r)
-	if cfg.Dashboard != nil {
-		r.Handle(http.MethodGet, "/", LevelPublic, cfg.Dashboard.ServeHTTP)
-		r.Handle(http.MethodGet, "/assets/:file", LevelPublic, cfg.Dashboard.ServeHTTP)
+	if d := s.cfg.Dashboard; d != nil {
+		r.Handle(http.MethodGet, "/", LevelPublic, d.ServeHTTP)
+		r.Handle(http.MethodGet, "/assets/:file", LevelPublic, d.ServeHTTP)
 	}
-	h := limits.startClock(r)
-	if cfg.AccessLog {
-		h = accessLog(log, h)
-	}
-	return h
 }
 
 // fail answers a broker error: 503 when the database is unavailable, 500 otherwise (the

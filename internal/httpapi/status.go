@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -85,11 +86,17 @@ func windowError(w http.ResponseWriter, err error) bool {
 	return true
 }
 
-// queueFilter reads the queue, namespace and task filters.
-func queueFilter(q url.Values) mq.QueueFilter {
-	return mq.QueueFilter{Queue: queryFilter(q, "queue"), Namespace: queryFilter(q, "namespace"),
-		Task: queryFilter(q, "task")}
+// queueFilter reads the queue, namespace and task filters; n notes a name holding U+0000.
+func queueFilter(q url.Values, n *nameArgs) mq.QueueFilter {
+	return mq.QueueFilter{Queue: n.query(q, "queue"), Namespace: n.query(q, "namespace"),
+		Task: n.query(q, "task")}
 }
+
+// nothingFilter matches no queue: no queue name is longer than 255 characters, since every
+// route that creates a queue refuses longer names. A filter naming a queue, namespace or task
+// that holds U+0000 is answered with it, so the overview keeps the shape (buckets, workers) an
+// unknown queue name gets.
+var nothingFilter = mq.QueueFilter{Queue: strings.Repeat("-", maxNameChars+1)}
 
 type throughputJSON struct {
 	Timestamp          msTime  `json:"timestamp"`
@@ -184,7 +191,12 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	bucket := win.BucketMinutes
-	o, err := s.read.StatusOverview(r.Context(), queueFilter(q), win)
+	var n nameArgs
+	f := queueFilter(q, &n)
+	if n.nul {
+		f = nothingFilter
+	}
+	o, err := s.read.StatusOverview(r.Context(), f, win)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -316,7 +328,7 @@ func (s *Server) statusQueue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page := f.Page
-	q, found, err := s.read.StatusQueue(r.Context(), PathParam(r, "queue"), f)
+	q, found, err := s.queueWithPartitions(r, f)
 	if !s.queueFound(w, r, found, err) {
 		return
 	}
@@ -368,7 +380,14 @@ type statusMessageJSON struct {
 // statusQueueMessages serves GET /api/v1/status/queues/:queue/messages.
 func (s *Server) statusQueueMessages(w http.ResponseWriter, r *http.Request) {
 	page := listPage(r.URL.Query(), 50)
-	msgs, found, err := s.read.StatusQueueMessages(r.Context(), PathParam(r, "queue"), page.Limit, page.Offset)
+	var n nameArgs
+	queue := n.path(r, "queue")
+	var msgs []mq.QueueMessage
+	var found bool
+	var err error
+	if !n.nul {
+		msgs, found, err = s.read.StatusQueueMessages(r.Context(), queue, page.Limit, page.Offset)
+	}
 	if !s.queueFound(w, r, found, err) {
 		return
 	}
@@ -403,7 +422,12 @@ func (s *Server) statusAnalytics(w http.ResponseWriter, r *http.Request) {
 		windowError(w, err)
 		return
 	}
-	points, err := s.read.MessagesWritten(r.Context(), queueFilter(q), interval, start, to)
+	var n nameArgs
+	f := queueFilter(q, &n)
+	var points []mq.CountPoint
+	if !n.nul {
+		points, err = s.read.MessagesWritten(r.Context(), f, interval, start, to)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

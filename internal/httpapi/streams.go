@@ -217,10 +217,11 @@ func (s *Server) streamQueries(w http.ResponseWriter, r *http.Request) {
 
 // streamDelete serves DELETE /streams/v1/queries/:name (docs/api/streams.md §6).
 func (s *Server) streamDelete(w http.ResponseWriter, r *http.Request) {
-	name := PathParam(r, "name")
+	var names nameArgs
+	name := names.path(r, "name")
 	var existed bool
 	var n int64
-	if !hasNUL(name) { // such a name matches nothing (docs/api/README.md §2.9)
+	if !names.nul {
 		var err error
 		if existed, n, err = s.data.StreamDelete(r.Context(), name); err != nil {
 			s.fail(w, r, err)
