@@ -14,18 +14,22 @@
 FROM golang:1.26 AS build
 WORKDIR /src
 # Dependencies first, so they stay cached while the sources change. The client is a module of
-# its own that the root go.mod replaces with ./client.
+# its own that the root go.mod replaces with ./client; queenctl is one too (cmd/queenctl).
 COPY go.mod go.sum ./
 COPY client/go.mod client/go.sum ./client/
+COPY cmd/queenctl/go.mod cmd/queenctl/go.sum ./cmd/queenctl/
 RUN --mount=type=cache,target=/go/pkg/mod \
-    GOWORK=off go mod download
+    GOWORK=off go mod download && cd cmd/queenctl && GOWORK=off go mod download
 COPY . .
 ARG VERSION=dev
-# Static binaries: no cgo, no build paths, the version stamped as by `make release`.
+# Static binaries: no cgo, no build paths, the version stamped as by `make release`. Without
+# go.work each module builds from its own directory (-C), queenctl from cmd/queenctl.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOWORK=off go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
-        -o /out/ ./cmd/queen ./cmd/queenctl
+        -o /out/ ./cmd/queen && \
+    CGO_ENABLED=0 GOWORK=off go build -C cmd/queenctl -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+        -o /out/ .
 
 # The spool's directory, empty: the image stage has no shell to make it (see below).
 RUN mkdir /out/state

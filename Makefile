@@ -17,8 +17,8 @@ PLATFORMS = linux/amd64 linux/arm64
 run: build
 	exec ./bin/queen $(ARGS)
 
-# client/ is a module of its own (see go.work): ./... at the root does not reach it, so it is
-# tested and vetted from its directory, which works with and without GOWORK=off.
+# client/ and cmd/queenctl are modules of their own (see go.work): ./... at the root does not
+# reach them, so they are tested and vetted from their directories, which works with and without GOWORK=off.
 #
 # Connection budget (README.md, docs/operations.md): at most TEST_PACKAGES packages run at once
 # and each runs at most TEST_PARALLEL tests (so test servers) at once, whatever the machine's
@@ -30,9 +30,11 @@ TEST_PARALLEL ?= 2
 test:
 	$(GO) test -race -count=1 -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) ./...
 	cd client && $(GO) test -race -count=1 ./...
+	cd cmd/queenctl && $(GO) test -race -count=1 -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) ./...
 
+# cmd/queenctl is a module of its own too (go.work): ./cmd/... does not reach it, so it is named.
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/... ./cmd/queenctl
 
 # Static binaries (no cgo, no build paths, no symbol tables) for each platform in dist/,
 # named command-version-os-arch, and their SHA256SUMS.
@@ -50,6 +52,7 @@ release:
 vet:
 	$(GO) vet ./...
 	cd client && $(GO) vet ./...
+	cd cmd/queenctl && $(GO) vet ./...
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # go vet, then staticcheck (staticcheck.conf) on every module of the build: the main module,

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	buildversion "github.com/queen-go/queen/internal/version"
 	"github.com/spf13/cobra"
 )
 
@@ -67,7 +66,7 @@ http://localhost:6632; the token is --token, else $QUEEN_TOKEN, else the context
 only to the context's own server).
 
 ` + exitCodesHelp,
-		Version:       buildversion.Describe(version),
+		Version:       versionDescribe(version),
 		Args:          cobra.ArbitraryArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
