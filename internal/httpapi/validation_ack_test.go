@@ -16,7 +16,7 @@ import (
 )
 
 func TestValidationAckErrors(t *testing.T) {
-	b := setup(t, testserver.Options{})
+	b := fakeSetup(t)
 	pid := uuid.NewString()
 	cases := []struct {
 		body any
@@ -95,7 +95,7 @@ func TestValidationAckGroupDefault(t *testing.T) {
 }
 
 func TestValidationAckBatchErrors(t *testing.T) {
-	b := setup(t, testserver.Options{})
+	b := fakeSetup(t)
 	pid := uuid.NewString()
 	const noTx = "Each acknowledgment must have a valid transactionId string"
 	const noPid = "Each acknowledgment must have a valid partitionId string to ensure message uniqueness"
@@ -128,6 +128,14 @@ func TestValidationAckBatchErrors(t *testing.T) {
 			valWantError(t, valSend(t, "POST", b.srv.URL+"/api/v1/ack/batch", c.body), http.StatusBadRequest, c.msg)
 		})
 	}
+}
+
+// The answers of a well-formed batch, on the real data path: an empty batch and pairs that
+// match no message.
+func TestValidationAckBatchAnswers(t *testing.T) {
+	b := setup(t, testserver.Options{})
+	pid := uuid.NewString()
+	acks := func(a ...any) obj { return obj{"acknowledgments": a} }
 	t.Run("empty", func(t *testing.T) {
 		t.Parallel()
 		r := valSend(t, "POST", b.srv.URL+"/api/v1/ack/batch", `{"acknowledgments":[]}`)

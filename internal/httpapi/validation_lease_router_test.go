@@ -33,7 +33,7 @@ func (b *bundle) valExtend(lease string, body any) map[string]any {
 }
 
 func TestValidationLeaseSeconds(t *testing.T) {
-	b := setup(t, testserver.Options{})
+	b := fakeSetup(t)
 	lease := uuid.NewString()
 	for _, body := range []string{`{"seconds":0}`, `{"seconds":-1}`, `{"seconds":1.5}`, `{"seconds":"10"}`,
 		`{"seconds":true}`, `{"seconds":{}}`, `{"seconds":[60]}`, `{"seconds":0.5}`} {

@@ -16,7 +16,7 @@ import (
 )
 
 func TestValidationPushErrors(t *testing.T) {
-	b := setup(t, testserver.Options{})
+	b := fakeSetup(t)
 	q := b.queue
 	item := func(kv ...any) obj {
 		o := obj{}
@@ -62,7 +62,6 @@ func TestValidationPushErrors(t *testing.T) {
 			valWantError(t, valSend(t, "POST", b.srv.URL+"/api/v1/push", c.body), http.StatusBadRequest, c.msg)
 		})
 	}
-	t.Cleanup(func() { valWantNoContent(t, b.valDo("GET", valPopPath(q, ""), nil)) })
 }
 
 func TestValidationPushValidatesAllItemsFirst(t *testing.T) {
@@ -196,7 +195,7 @@ func TestValidationPushResponseShapes(t *testing.T) {
 // Body errors common to every route that takes a body (docs/api/README.md §2.4)
 
 func TestValidationBodyErrors(t *testing.T) {
-	b := setup(t, testserver.Options{})
+	b := fakeSetup(t)
 	routes := []string{"/api/v1/configure", "/api/v1/push", "/api/v1/ack", "/api/v1/ack/batch"}
 	for _, route := range routes {
 		t.Run(strings.TrimPrefix(route, "/api/v1/"), func(t *testing.T) {

@@ -81,7 +81,7 @@ func TestCompactHotSetLeavesATableAnotherSessionHoldsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	pid, _ := pgtest.HoldSnapshot(t, conn, "SELECT count(*) FROM "+pgx.Identifier{schemaFor(t.Name()), "partition_work"}.Sanitize())
+	pid, _ := pgtest.HoldSnapshot(t, conn, "SELECT count(*) FROM "+pgx.Identifier{testSchema(t), "partition_work"}.Sanitize())
 
 	if outcome, _, err := b.s.CompactHotSet(b.ctx, "partition_work", 20*time.Millisecond); err != nil || outcome != CompactLocked {
 		t.Fatalf("compact a held table: %s, %v; want %s", outcome, err, CompactLocked)
@@ -240,7 +240,7 @@ func schemaConn(t *testing.T, ctx context.Context) *pgx.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.RuntimeParams["search_path"] = schemaFor(t.Name())
+	cfg.RuntimeParams["search_path"] = testSchema(t)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -3,16 +3,14 @@ package store
 // The store's conformance suite (one file per SQL family: push, pop, ack, lease, transaction,
 // seek/groups, retention, admin) tests the rules the SQL functions decide by calling the store
 // directly, against real PostgreSQL, with an injected clock. Each test gets a migrated schema
-// of its own and a testBundle (the pattern of River's riverdrivertest): the store, a fake clock
-// and helpers to push, pop, ack and read state the API does not show.
+// of its own (from the pool of schema_pool_test.go: migrated once, reset to the migrated state
+// between tests) and a testBundle (the pattern of River's riverdrivertest): the store, a fake
+// clock and helpers to push, pop, ack and read state the API does not show.
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"hash/fnv"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,33 +47,14 @@ type testBundle struct {
 	queue string // the test's default queue
 }
 
-// setup migrates a schema of the test's own, drives the store from a fake clock and names a
-// default queue.
+// setup gives the test a migrated schema of its own (pooledSchema), drives the store from a fake
+// clock and names a default queue.
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	s := migratedSchema(t, schemaFor(t.Name()))
+	s := pooledSchema(t)
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Microsecond)}
 	s.SetClock(clock.Now)
 	return &testBundle{t: t, ctx: context.Background(), s: s, clock: clock, queue: "q"}
-}
-
-// schemaFor turns a test name into a schema name: lower case, [a-z0-9_], under 63 bytes.
-func schemaFor(name string) string {
-	var sb strings.Builder
-	for _, r := range strings.ToLower(name) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			sb.WriteRune(r)
-		} else {
-			sb.WriteByte('_')
-		}
-	}
-	s := sb.String()
-	h := fnv.New32a()
-	h.Write([]byte(name))
-	if len(s) > 40 {
-		s = s[len(s)-40:]
-	}
-	return fmt.Sprintf("c_%s_%08x", s, h.Sum32())
 }
 
 // configure sets queue's options (the defaults changed by edit) with the labels its name
