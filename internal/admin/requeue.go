@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
@@ -18,7 +19,7 @@ import (
 func (a *Admin) RequeueDLQ(ctx context.Context, req mq.DLQRequeueRequest) (mq.DLQRequeueResult, error) {
 	// A bulk route: up to 1,000 entries, DB_STATEMENT_TIMEOUT for its whole work
 	// (docs/api/operations.md §9.1).
-	ctx = store.Bulk(ctx)
+	ctx = budget.Bulk(ctx)
 	var res mq.DLQRequeueResult
 	var err error
 	if req.Mode == mq.RequeueCopy {

@@ -22,6 +22,7 @@ import (
 	"github.com/queen-go/queen/internal/admin"
 	"github.com/queen-go/queen/internal/auth"
 	"github.com/queen-go/queen/internal/broker"
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/config"
 	"github.com/queen-go/queen/internal/dashboard"
 	"github.com/queen-go/queen/internal/encryption"
@@ -115,7 +116,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	apiCfg := httpapi.Config{DefaultBatch: cfg.DefaultBatchSize, DefaultTimeout: cfg.DefaultTimeout,
 		WorkerID: cfg.WorkerID, Version: o.version,
 		MaxInflightBodyBytes: int64(cfg.MaxInflightBodyBytes), BodyReadTimeout: cfg.HTTPReadTimeout,
-		Overloaded: store.Overloaded, AllowedOrigins: cfg.CORSAllowedOrigins, AllowedHosts: cfg.AllowedHosts,
+		Overloaded: budget.Overloaded, AllowedOrigins: cfg.CORSAllowedOrigins, AllowedHosts: cfg.AllowedHosts,
 		ListenHost: cfg.Host, AccessLog: cfg.AccessLog}
 	if apiCfg.Auth, err = a.verifier(); err != nil {
 		return nil, err

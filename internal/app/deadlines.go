@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // server ask of the writer (http.MaxBytesReader, ResponseController) changes.
 func withDeadlines(st *store.Store, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := store.Request(r.Context())
+		ctx := budget.Request(r.Context())
 		next.ServeHTTP(w, r.WithContext(ctx))
 		st.Answered(ctx)
 	})

@@ -42,3 +42,18 @@ func TestLayersImportOnlyWhatTheyMay(t *testing.T) {
 		}
 	}
 }
+
+// The request budget sits below the broker and the store, which both draw on it: it imports
+// the standard library and the vocabulary, nothing else of ours or of anyone's.
+func TestBudgetImportsOnlyTheVocabulary(t *testing.T) {
+	const mod = "github.com/queen-go/queen/"
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, mod+"internal/budget").Output()
+	if err != nil {
+		t.Fatalf("go list internal/budget: %v", err)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		if imp != mod+"internal/mq" && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+			t.Errorf("internal/budget imports %s", imp)
+		}
+	}
+}

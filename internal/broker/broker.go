@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/encryption"
 	"github.com/queen-go/queen/internal/lifecycle"
 	"github.com/queen-go/queen/internal/mq"
@@ -208,7 +209,7 @@ func (b *Broker) gateError(ctx context.Context, err error) error {
 	if errors.Is(err, errGateTimeout) {
 		return b.store.Judge(ctx, err)
 	}
-	store.Mark(ctx, err)
+	budget.Mark(ctx, err)
 	return err
 }
 

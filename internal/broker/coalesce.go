@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/lifecycle"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
@@ -409,7 +410,7 @@ func (c *coalescer) flush(jobs []*pushJob) {
 			waitUntil = j.waitUntil
 		}
 	}
-	ctx, cancel := context.WithTimeout(store.WithWaitDeadline(context.Background(), waitUntil), c.timeout)
+	ctx, cancel := context.WithTimeout(budget.WithWaitDeadline(context.Background(), waitUntil), c.timeout)
 	defer cancel()
 	if len(jobs) == 1 {
 		res, err := c.write(ctx, jobs[0].items)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/store"
 )
 
@@ -175,7 +176,7 @@ func callContext[T any](st *store.Store, call []*mergeJob[T]) context.Context {
 			until = t
 		}
 	}
-	return store.WithWaitDeadline(context.WithoutCancel(call[0].ctx), until)
+	return budget.WithWaitDeadline(context.WithoutCancel(call[0].ctx), until)
 }
 
 // markCall records on every request of a call that failed unavailable or busy how it was
@@ -183,7 +184,7 @@ func callContext[T any](st *store.Store, call []*mergeJob[T]) context.Context {
 func markCall[T any](call []*mergeJob[T], err error) {
 	if len(call) > 1 {
 		for _, j := range call {
-			store.Mark(j.ctx, err)
+			budget.Mark(j.ctx, err)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/testkit"
@@ -61,7 +62,7 @@ func TestBurstOfPopsAndAcksIsLoadNotAnOutage(t *testing.T) {
 	errs := make([]error, n)
 	burst(t, st, held, timeout, "pop", n, func(i int) error {
 		var err error
-		popped[i], err = b.Pop(store.Request(ctx), mq.PopRequest{Queue: q, Partition: fmt.Sprintf("p%03d", i), Batch: 1})
+		popped[i], err = b.Pop(budget.Request(ctx), mq.PopRequest{Queue: q, Partition: fmt.Sprintf("p%03d", i), Batch: 1})
 		return err
 	}, errs)
 	seen := map[string]bool{}
@@ -84,7 +85,7 @@ func TestBurstOfPopsAndAcksIsLoadNotAnOutage(t *testing.T) {
 	acked := make([]mq.AckResult, n)
 	burst(t, st, held, timeout, "ack", n, func(i int) error {
 		m := popped[i].Messages[0]
-		res, err := b.Ack(store.Request(ctx), []mq.AckItem{{PartitionID: m.PartitionID, TransactionID: m.TransactionID,
+		res, err := b.Ack(budget.Request(ctx), []mq.AckItem{{PartitionID: m.PartitionID, TransactionID: m.TransactionID,
 			LeaseID: popped[i].LeaseID, Group: mq.QueueMode, Status: mq.AckCompleted}})
 		if len(res) == 1 {
 			acked[i] = res[0]

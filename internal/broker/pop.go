@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
@@ -35,9 +36,9 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 		// gate and the pool share DB_CONNECTION_TIMEOUT, its statements DB_REQUEST_TIMEOUT.
 		// The first attempt uses the request's budget, so its failure counts for the outage
 		// summary; the failures of a parked pop's later attempts are not answers.
-		actx := store.Request(ctx)
+		actx := budget.Request(ctx)
 		if attempt == 0 {
-			actx = store.OneBudget(ctx)
+			actx = budget.Ensure(ctx)
 		}
 		preq := &popReq{sr: sr}
 		err := merged(b.pops, newJob(actx, preq), func(ctx context.Context, abort <-chan struct{}) (func(), error) {
@@ -58,7 +59,7 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 			// answers 204 at its deadline; a claim an abandoned attempt may have committed is
 			// never delivered, and its lease expires.
 			if attempt == 0 || ctx.Err() != nil || errors.Is(err, errStopped) {
-				store.Mark(ctx, err) // the request's own budget may not have seen the failure
+				budget.Mark(ctx, err) // the request's own budget may not have seen the failure
 				return res, err
 			}
 			if !errors.Is(err, mq.ErrUnavailable) && !errors.Is(err, mq.ErrBusy) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 )
@@ -39,7 +40,7 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 		if errors.Is(err, mq.ErrUnavailable) || errors.Is(err, mq.ErrBusy) {
 			// The call ran on the coalescer's context: count the answer for the outage summary
 			// or the overload counter.
-			store.Mark(ctx, err)
+			budget.Mark(ctx, err)
 			if b.spooling.sp != nil {
 				// The same ids and keys: should the abandoned attempt have committed after
 				// all, replay drops these as duplicates (docs/api/operations.md §9.1).

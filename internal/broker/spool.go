@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
@@ -87,13 +88,13 @@ func (b *Broker) spoolPush(ctx context.Context, items []mq.PushItem, rows []stor
 // database is retried in halves by the drainer, down to one record, which goes to ReplaySlow
 // (docs/api/operations.md §9.7).
 func (b *Broker) Replay(ctx context.Context, recs []spool.Record) (duplicates int, err error) {
-	return b.replay(store.Request(ctx), recs)
+	return b.replay(budget.Request(ctx), recs)
 }
 
 // ReplaySlow is Replay under DB_STATEMENT_TIMEOUT, for a single record that passed
 // DB_REQUEST_TIMEOUT on a healthy database.
 func (b *Broker) ReplaySlow(ctx context.Context, recs []spool.Record) (duplicates int, err error) {
-	return b.replay(store.Bulk(store.Request(ctx)), recs)
+	return b.replay(budget.Bulk(budget.Request(ctx)), recs)
 }
 
 // replay writes recs straight to the store, not through the push coalescer: the partitions

@@ -59,7 +59,7 @@ type Config struct {
 	AllowedHosts []string
 	ListenHost   string
 	// Overloaded reports, once a request is done, whether it was answered as load: a call or a
-	// wait of it passed a deadline on a database the outage probe reached (store.Overloaded).
+	// wait of it passed a deadline on a database the outage probe reached (budget.Overloaded).
 	// Such requests count in queen_overload_answers_total; nil: none is counted.
 	Overloaded func(context.Context) bool
 	// AccessLog logs one line per request, every answer included (ACCESS_LOG, accesslog.go).

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/lifecycle"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
@@ -175,7 +176,7 @@ func (r *Runner) run(ctx context.Context, name string, gap time.Duration) (ran b
 // when another run holds the stats lock.
 func (r *Runner) RefreshStats(ctx context.Context) (res mq.StatsRefresh, ran bool, err error) {
 	// A bulk route: DB_STATEMENT_TIMEOUT for all its work (docs/api/operations.md §9.1).
-	ran, err = r.lead(store.Bulk(ctx), mq.JobStats, 0, func(ctx context.Context, l *store.Leader) error {
+	ran, err = r.lead(budget.Bulk(ctx), mq.JobStats, 0, func(ctx context.Context, l *store.Leader) error {
 		var err error
 		res, err = r.stats(ctx, l)
 		return err

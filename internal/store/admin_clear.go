@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/budget"
 )
 
 // Queue clear (docs/api/admin-api.md §1.2): the targets are read once, then each partition is
@@ -62,7 +63,7 @@ func (a clearBatchArgs) args() []any { return []any{a.Run, a.Pid, a.Upto, a.Limi
 // to run the batch and hold the partition after the caller gave up.
 func (s *Store) ClearBatch(ctx context.Context, run string, t ClearTarget, limit int, timeout time.Duration) (removed, unconsumed int64, done bool, err error) {
 	args := clearBatchArgs{Run: run, Pid: t.PartitionID, Upto: t.Upto, Limit: limit, Now: s.nowArg()}
-	err = s.withConn(Bulk(ctx), func(ctx context.Context, c *pgxpool.Conn) error {
+	err = s.withConn(budget.Bulk(ctx), func(ctx context.Context, c *pgxpool.Conn) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 			if timeout > 0 {
 				ms := strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -90,7 +91,7 @@ func (a dlqCopyArgs) args() []any {
 // step, as a push creates them). Entries gone meanwhile are left out of the answer; a target
 // at its maxSize gives the entry mq.ReasonQueueFull.
 func (s *Store) CopyDLQEntries(ctx context.Context, copies []DLQCopy) (written []mq.DLQCopy, skipped []mq.DLQSkip, err error) {
-	ctx = OneBudget(ctx)
+	ctx = budget.Ensure(ctx)
 	var a dlqCopyArgs
 	byID := make(map[string]DLQCopy, len(copies))
 	for _, c := range copies {

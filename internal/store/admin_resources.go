@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -68,7 +69,7 @@ const deleteQueueAttempts = 3
 
 // DeleteQueue removes a queue and everything of it; existed is false when there was none.
 func (s *Store) DeleteQueue(ctx context.Context, name string) (existed bool, err error) {
-	ctx = Bulk(ctx) // a bulk route: DB_STATEMENT_TIMEOUT for its whole work (docs/api/operations.md §9.1)
+	ctx = budget.Bulk(ctx) // a bulk route: DB_STATEMENT_TIMEOUT for its whole work (docs/api/operations.md §9.1)
 	err = retryOnDeadlock(deleteQueueAttempts, func() error {
 		_, err := s.queryOne(ctx, "SELECT qg_delete_queue(p_queue => $1)", []any{name}, &existed)
 		return err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -31,8 +32,8 @@ type Leader struct {
 // (stats refresh).
 func (l *Leader) stmtContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	until := time.Now().Add(l.s.bulkTimeout)
-	if b := budgetOf(ctx); b != nil && b.bulk {
-		wctx, cancel := l.s.workContext(ctx)
+	if budget.IsBulk(ctx) {
+		wctx, cancel := l.s.limits().Work(ctx)
 		if d, ok := wctx.Deadline(); ok {
 			until = minTime(until, d)
 		}

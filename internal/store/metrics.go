@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -98,7 +99,7 @@ func (s *Store) FlushMetrics(ctx context.Context, in Instance, workers []WorkerM
 		return err
 	}
 	// A background statement: DB_STATEMENT_TIMEOUT on the broker's clock (docs/api/operations.md §9.1).
-	err = s.withConn(Bulk(ctx), func(ctx context.Context, c *pgxpool.Conn) error {
+	err = s.withConn(budget.Bulk(ctx), func(ctx context.Context, c *pgxpool.Conn) error {
 		args := metricsFlushArgs{Worker: in.WorkerID, Hostname: in.Hostname, PID: in.PID, Workers: string(w),
 			Queues: string(q), Now: s.nowArg()}
 		_, err := c.Exec(ctx, sqlMetricsFlush, args.args()...)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/budget"
 )
 
 //go:embed sql/migrations/*.sql sql/functions/*.sql
@@ -34,7 +35,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	// Applying the schema runs many statements (and may wait for another instance's
 	// migration), each bounded by statement_timeout on the server; the broker's own deadline
 	// on all of them only has to keep a frozen server from holding start-up forever.
-	ctx = context.WithValue(ctx, budgetKey{}, &budget{workFor: migrationDeadlineFactor * s.bulkTimeout})
+	ctx = budget.WorkFor(ctx, migrationDeadlineFactor*s.bulkTimeout)
 	return s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLockKey); err != nil {
 			return fmt.Errorf("take migration lock: %w", err)

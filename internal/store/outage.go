@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -256,7 +257,7 @@ func (t *outageTracker) end() {
 func (t *outageTracker) observe(ctx context.Context, err error) {
 	switch {
 	case errors.Is(err, mq.ErrUnavailable):
-		markUnavailable(ctx)
+		budget.MarkUnavailable(ctx)
 		if errors.Is(err, errOutage) {
 			return // no new text: the outage's own (its probe's) says more
 		}
@@ -264,7 +265,7 @@ func (t *outageTracker) observe(ctx context.Context, err error) {
 		t.lastErr, t.lastErrAt = err.Error(), t.now()
 		t.mu.Unlock()
 	case errors.Is(err, mq.ErrBusy):
-		markBusy(ctx)
+		budget.MarkBusy(ctx)
 	case err == nil || !errors.Is(err, context.Canceled):
 		t.lastOK.Store(t.now().UnixNano()) // every successful call: no lock
 	}
@@ -279,9 +280,9 @@ func (t *outageTracker) answeredOne() {
 
 // Answered is called once a request is done: when one of its calls found the database
 // unavailable (so it answered 503, or 500 on the transaction route), it counts towards the
-// outage's summary line. ctx is the context given to Request.
+// outage's summary line. ctx is the context given to budget.Request.
 func (s *Store) Answered(ctx context.Context) {
-	if wasUnavailable(ctx) {
+	if budget.Unavailable(ctx) {
 		s.outage.answeredOne()
 	}
 }
@@ -292,7 +293,7 @@ func (s *Store) outcome(ctx context.Context, err error) error {
 		s.outage.observe(ctx, nil)
 		return nil
 	}
-	err = s.outage.judge(ctx, err, s.answerBy(ctx))
+	err = s.outage.judge(ctx, err, s.limits().AnswerBy(ctx))
 	s.outage.observe(ctx, err)
 	return err
 }

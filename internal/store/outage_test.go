@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/testkit"
 )
@@ -89,11 +90,11 @@ func TestFailedProbeStartsExactlyOneOutage(t *testing.T) {
 		t.Error("OutageBegun is not closed during the outage")
 	}
 	for range 5 {
-		ctx := Request(context.Background())
+		ctx := budget.Request(context.Background())
 		s.outage.observe(ctx, tr.judge(ctx, errDown, by))
 		s.Answered(ctx)
 	}
-	cancelled, cancel := context.WithCancel(Request(context.Background()))
+	cancelled, cancel := context.WithCancel(budget.Request(context.Background()))
 	cancel()
 	if err := tr.judge(cancelled, errDown, by); !errors.Is(err, mq.ErrUnavailable) {
 		t.Errorf("a cancelled call: %v", err)
@@ -127,7 +128,7 @@ func TestFailedProbeStartsExactlyOneOutage(t *testing.T) {
 	// A second outage counts from zero.
 	p.set(errors.New("refused again"))
 	tr.okAt = time.Time{} // the last success is not fresh
-	ctx := Request(context.Background())
+	ctx := budget.Request(context.Background())
 	s.outage.observe(ctx, tr.judge(ctx, errDown, by))
 	s.Answered(ctx)
 	p.set(nil)
@@ -198,67 +199,12 @@ func TestProbeOutstandingAtTheBoundLeavesTheCallUnavailable(t *testing.T) {
 	waitFor(t, "the probe", func() bool { return p.count() == 1 })
 }
 
-// A request's waits are load: together they may last DB_REQUEST_TIMEOUT from when its clock
-// started, with the probe asked at DB_CONNECTION_TIMEOUT; its calls share DB_REQUEST_TIMEOUT
-// from its first statement, ending no later than DB_CONNECTION_TIMEOUT + DB_REQUEST_TIMEOUT
-// after the start; waits after that end with the work deadline.
-func TestBudgetSharesDeadlinesAcrossCalls(t *testing.T) {
+// The store measures budgets against its configured timeouts: DB_CONNECTION_TIMEOUT,
+// DB_REQUEST_TIMEOUT and DB_STATEMENT_TIMEOUT (how budgets share them: internal/budget's tests).
+func TestStoreLimitsAreItsTimeouts(t *testing.T) {
 	s := &Store{timeout: time.Second, requestTimeout: 10 * time.Second, bulkTimeout: 30 * time.Second}
-	ctx := Request(context.Background())
-	first := s.WaitDeadline(ctx)
-	begun := budgetOf(ctx).begun // the request's clock: the bounds count from it, not from now
-	if d := first.Sub(begun); d != 10*time.Second {
-		t.Errorf("waits may last %v, want DB_REQUEST_TIMEOUT (10s)", d)
+	want := budget.Limits{Connection: time.Second, Request: 10 * time.Second, Bulk: 30 * time.Second}
+	if got := s.limits(); got != want {
+		t.Errorf("limits %+v, want %+v", got, want)
 	}
-	if d := probeAt(s, ctx).Sub(begun); d != time.Second {
-		t.Errorf("the probe is asked after %v, want DB_CONNECTION_TIMEOUT (1s)", d)
-	}
-	time.Sleep(10 * time.Millisecond)
-	if again := s.WaitDeadline(ctx); !again.Equal(first) {
-		t.Errorf("second wait ends %v, want the first's %v", again, first)
-	}
-	// workWithin checks that a call made between before and after got the work deadline d from
-	// its start, and no later than DB_CONNECTION_TIMEOUT + d after the clock started.
-	workWithin := func(what string, deadline, before, after time.Time, d time.Duration, begun time.Time) {
-		t.Helper()
-		end := begun.Add(time.Second + d)
-		lo, hi := minTime(before.Add(d), end), minTime(after.Add(d), end)
-		if deadline.Before(lo) || deadline.After(hi) {
-			t.Errorf("%s: work deadline %v, want %v .. %v", what, deadline, lo, hi)
-		}
-	}
-	before := time.Now()
-	wctx, cancel := s.workContext(ctx)
-	defer cancel()
-	work, _ := wctx.Deadline()
-	workWithin("first call", work, before, time.Now(), 10*time.Second, begun)
-	w2, cancel2 := s.workContext(ctx)
-	defer cancel2()
-	if d, _ := w2.Deadline(); !d.Equal(work) {
-		t.Errorf("second call's work deadline %v, want the first's %v", d, work)
-	}
-	if d := s.WaitDeadline(ctx); d.After(work) {
-		t.Errorf("a wait after the work started ends %v, after the work deadline %v", d, work)
-	}
-	bulk := Bulk(context.Background())
-	before = time.Now()
-	bctx, cancel3 := s.workContext(bulk)
-	defer cancel3()
-	bd, _ := bctx.Deadline()
-	workWithin("bulk", bd, before, time.Now(), 30*time.Second, budgetOf(bulk).begun)
-
-	// A request that waited long gets what is left of DB_CONNECTION_TIMEOUT + DB_REQUEST_TIMEOUT.
-	late := Request(context.Background())
-	budgetOf(late).begun = time.Now().Add(-5 * time.Second)
-	lctx, cancel4 := s.workContext(late)
-	defer cancel4()
-	if d, _ := lctx.Deadline(); !d.Equal(budgetOf(late).begun.Add(11 * time.Second)) {
-		t.Errorf("work after a 5 s wait ends %v after the request's start, want 11s (1s + 10s)", d.Sub(budgetOf(late).begun))
-	}
-}
-
-// probeAt is when a wait of ctx asks the probe.
-func probeAt(s *Store, ctx context.Context) time.Time {
-	p, _ := s.waitBounds(ctx)
-	return p
 }

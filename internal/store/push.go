@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -26,7 +27,7 @@ type PushRow struct {
 // duplicate, a full queue reports failed per item. Missing queues and partitions are created
 // first in their own committed step, only when the push finds some missing.
 func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, error) {
-	ctx = OneBudget(ctx)
+	ctx = budget.Ensure(ctx)
 	c := pushColumns(items)
 	var out []mq.PushResult
 	run := func() error {

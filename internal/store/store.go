@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/lifecycle"
 	"github.com/queen-go/queen/internal/mq"
 )
@@ -42,7 +43,8 @@ type Store struct {
 	schema  string
 	timeout time.Duration // DB_CONNECTION_TIMEOUT: waits in front of the database, and connecting
 	// requestTimeout and bulkTimeout bound the database work of one request, and of one bulk
-	// route or job statement (see deadline.go).
+	// route or job statement: with timeout, the limits request budgets are measured against
+	// (internal/budget; Store.limits in deadline.go).
 	requestTimeout, bulkTimeout time.Duration
 	dsn                         string
 	outage                      *outageTracker
@@ -137,14 +139,14 @@ func (s *Store) Schema() string { return s.schema }
 func (s *Store) Ping(ctx context.Context) error {
 	// A budget of its own: a busy ping answers /health 200, which the overload counter must
 	// not count; an unavailable one is marked on the request below.
-	pctx, cancel := context.WithTimeout(Request(ctx), s.timeout)
+	pctx, cancel := context.WithTimeout(budget.Request(ctx), s.timeout)
 	defer cancel()
 	err := s.withConn(pctx, func(ctx context.Context, c *pgxpool.Conn) error {
 		_, err := c.Exec(ctx, "SELECT 1")
 		return err
 	})
 	if errors.Is(err, mq.ErrUnavailable) {
-		markUnavailable(ctx)
+		budget.MarkUnavailable(ctx)
 	}
 	if err != nil && !errors.Is(err, mq.ErrUnavailable) && !errors.Is(err, mq.ErrBusy) && !errors.Is(ctx.Err(), context.Canceled) {
 		err = fmt.Errorf("%w: %w", mq.ErrUnavailable, err)
@@ -167,12 +169,12 @@ func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 	if s.outage.isDown() {
 		return nil, errOutage
 	}
-	probeAt, until := s.waitBounds(ctx)
+	probeAt, until := s.limits().WaitBounds(ctx)
 	probeAt = minTime(probeAt, until)
 	c, err := s.acquireUntil(ctx, probeAt)
 	if errors.Is(err, context.DeadlineExceeded) && probeAt.Before(until) {
 		// DB_CONNECTION_TIMEOUT has passed: go on waiting only if the database is there.
-		if !s.outage.healthy(s.answerBy(ctx), errNoConn) {
+		if !s.outage.healthy(s.limits().AnswerBy(ctx), errNoConn) {
 			return nil, fmt.Errorf("%w: %w", mq.ErrUnavailable, errNoConn)
 		}
 		c, err = s.acquireUntil(ctx, until)
@@ -249,7 +251,7 @@ func sleepWithin(ctx context.Context, d time.Duration) bool {
 func (s *Store) withConn(ctx context.Context, fn func(context.Context, *pgxpool.Conn) error) error {
 	c, err := s.acquire(ctx)
 	if err == nil {
-		wctx, cancel := s.workContext(ctx)
+		wctx, cancel := s.limits().Work(ctx)
 		err = fn(wctx, c)
 		if err != nil && wctx.Err() != nil {
 			// Ended mid-call: the connection may still be inside a statement or transaction.

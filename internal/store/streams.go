@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -83,7 +84,7 @@ func (a streamCycleArgs) args() []any {
 // ("" for none). A rollback is an outcome (Rollback set, nothing applied); mq.ErrQueryNotFound
 // and mq.ErrPartitionNotFound are the 404s; other errors mean the database was unusable.
 func (s *Store) StreamCycle(ctx context.Context, tenant string, c mq.StreamCycle, pushes []PushRow, traces []string, sub *string) (mq.StreamCycleOutcome, error) {
-	ctx = OneBudget(ctx)
+	ctx = budget.Ensure(ctx)
 	cols := pushColumns(pushes)
 	args := streamCycleArgs{QueryID: c.QueryID, PartitionID: c.PartitionID, Group: c.ConsumerGroup, Tenant: tenant,
 		OpTypes: make([]string, len(c.StateOps)), OpKeys: make([]string, len(c.StateOps)),

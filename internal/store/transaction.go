@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -30,7 +31,7 @@ type TxnAck struct {
 // tenant is the caller's tenant ("" is the default one): an ack of a message in another
 // tenant's queue is reported as unknown (QTXN).
 func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string, tenant string) ([]mq.TxnResult, error) {
-	ctx = OneBudget(ctx)
+	ctx = budget.Ensure(ctx)
 	n := len(pushes)
 	pIdx, items, traces := make([]int32, n), make([]PushRow, n), make([]*string, n)
 	for i, p := range pushes {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -61,7 +62,7 @@ func (s *Store) Transactions(ctx context.Context, calls []TxnCall) ([]TxnCallRes
 	case len(calls) > MaxTxnCall:
 		return nil, fmt.Errorf("transactions: %d requests, at most %d per call", len(calls), MaxTxnCall)
 	}
-	ctx = OneBudget(ctx) // the fallback calls share the merged call's deadline
+	ctx = budget.Ensure(ctx) // the fallback calls share the merged call's deadline
 	args, names, known := s.txnManyArgs(calls)
 	out := make([]TxnCallResult, len(calls))
 	failed := make([]*pgconn.PgError, len(calls))
