@@ -5,8 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
+	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,5 +133,81 @@ func TestAcquireGivesUpOnAFullServerAtTheDeadlineAndRetriesNothingElse(t *testin
 	}
 	if n := other.fullRetries.Load(); n != 0 {
 		t.Fatalf("a refusal other than 53300 was retried %d times", n)
+	}
+}
+
+// The caller's own deadline (Ping's) passing while an attempt is still dialling, after the
+// server refused earlier ones, still answers ErrBusy with the refusal. The store dials through
+// a proxy that forwards every session to the full server except the second, which it holds
+// unanswered: the first is refused, the retry hangs past the deadline, and the outage probe's
+// session is refused again (the server is there). The wait used to go on after the deadline
+// with a second, empty attempt whose bare deadline error replaced the refusals (seen in CI on a
+// busy machine, where a new backend took seconds).
+func TestAcquireKeepsTheRefusalWhenTheDeadlineCutsAnAttemptShort(t *testing.T) {
+	ctx := context.Background()
+	dsn := limitedRole(t)
+	holder, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := u.Host
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	done := make(chan struct{})
+	defer func() {
+		close(done)
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	go func() {
+		for n := 1; ; n++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			if n == 2 {
+				continue // held: accepted, never answered
+			}
+			go func() {
+				up, err := net.Dial("tcp", target)
+				if err != nil {
+					c.Close()
+					return
+				}
+				mu.Lock()
+				conns = append(conns, up)
+				mu.Unlock()
+				go func() { _, _ = io.Copy(up, c) }()
+				_, _ = io.Copy(c, up)
+			}()
+		}
+	}()
+	u.Host = ln.Addr().String()
+	s, err := Open(ctx, Options{DSN: u.String(), Schema: "full_check", MaxConns: 2, ConnectTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.Ping(ctx)
+	if !errors.Is(err, mq.ErrBusy) || errors.Is(err, mq.ErrUnavailable) || !strings.Contains(err.Error(), "53300") {
+		t.Fatalf("ping on a full server whose retry hung past the deadline: %v, want ErrBusy with SQLSTATE 53300", err)
 	}
 }

@@ -172,8 +172,10 @@ func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 	probeAt, until := s.limits().WaitBounds(ctx)
 	probeAt = minTime(probeAt, until)
 	c, err := s.acquireUntil(ctx, probeAt)
-	if errors.Is(err, context.DeadlineExceeded) && probeAt.Before(until) {
-		// DB_CONNECTION_TIMEOUT has passed: go on waiting only if the database is there.
+	if errors.Is(err, context.DeadlineExceeded) && probeAt.Before(until) && ctx.Err() == nil {
+		// DB_CONNECTION_TIMEOUT has passed: go on waiting only if the database is there. Not
+		// when the caller's own deadline ended the wait (Ping's): a second wait would end at
+		// once with a bare deadline error, losing the refusals (SQLSTATE 53300) that explain it.
 		if !s.outage.healthy(s.limits().AnswerBy(ctx), errNoConn) {
 			return nil, fmt.Errorf("%w: %w", mq.ErrUnavailable, errNoConn)
 		}
