@@ -91,12 +91,33 @@ func (s *Store) queryBatch(ctx context.Context, qs ...batchQuery) error {
 	})
 }
 
-// matchesNothing reports whether a string argument holds U+0000. PostgreSQL text cannot store
-// it, so no queue, partition, group, key or trace name contains it: such a lookup finds no row,
-// and sending it would only earn an encoding error (a 500 instead of "not found").
+// matchesNothing reports whether a string argument holds U+0000, a named one (the values of
+// pgx.StrictNamedArgs or pgx.NamedArgs) included. PostgreSQL text cannot store it, so no
+// queue, partition, group, key or trace name contains it: such a lookup finds no row, and
+// sending it would only earn an encoding error (a 500 instead of "not found").
 func matchesNothing(args []any) bool {
 	for _, a := range args {
-		if s, ok := a.(string); ok && strings.IndexByte(s, 0) >= 0 {
+		switch a := a.(type) {
+		case string:
+			if strings.IndexByte(a, 0) >= 0 {
+				return true
+			}
+		case pgx.StrictNamedArgs:
+			if namedMatchesNothing(a) {
+				return true
+			}
+		case pgx.NamedArgs:
+			if namedMatchesNothing(a) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func namedMatchesNothing(args map[string]any) bool {
+	for _, v := range args {
+		if matchesNothing([]any{v}) {
 			return true
 		}
 	}

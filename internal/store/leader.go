@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
@@ -42,41 +43,73 @@ func (l *Leader) stmtContext(ctx context.Context) (context.Context, context.Canc
 	return context.WithDeadline(context.WithoutCancel(ctx), until)
 }
 
-// queryRow runs one statement of the job unless ctx has ended, scanning its one row into dest.
-func (l *Leader) queryRow(ctx context.Context, sql string, args []any, dest ...any) error {
+// jobRow runs one statement of the job unless ctx has ended and reads its first row by name
+// (pgx.ErrNoRows when there is none).
+func jobRow[T any](ctx context.Context, l *Leader, q readQuery[T], args pgx.StrictNamedArgs) (T, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		var zero T
+		return zero, err
 	}
 	sctx, cancel := l.stmtContext(ctx)
 	defer cancel()
-	err := l.c.QueryRow(sctx, sql, args...).Scan(dest...)
-	return classify(deadlineError(context.WithoutCancel(ctx), sctx, err))
+	v, err := q.one(l.c.Query(sctx, q.sql, named(args)...))
+	return v, classify(deadlineError(context.WithoutCancel(ctx), sctx, err))
 }
 
-// queryEach is queryRow for statements returning several rows: fn gets each.
-func (l *Leader) queryEach(ctx context.Context, sql string, args []any, fn func(rowScanner) error) error {
+// jobRows is jobRow for statements returning several rows: it reads them all.
+func jobRows[T any](ctx context.Context, l *Leader, q readQuery[T], args pgx.StrictNamedArgs) ([]T, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	sctx, cancel := l.stmtContext(ctx)
 	defer cancel()
-	rows, err := l.c.Query(sctx, sql, args...)
-	err = eachRow(rows, err, fn)
-	return classify(deadlineError(context.WithoutCancel(ctx), sctx, err))
+	out, err := q.all(l.c.Query(sctx, q.sql, named(args)...))
+	return out, classify(deadlineError(context.WithoutCancel(ctx), sctx, err))
 }
 
 var (
-	sqlTryLock           = query("job_try_lock")
-	sqlUnlock            = query("job_unlock")
-	sqlJobClaim          = query("job_claim")
-	sqlRetentionBatch    = query("retention_batch")
-	sqlEvictionBatch     = query("eviction_batch")
-	sqlLeaseHousekeeping = query("lease_housekeeping")
-	sqlCleanupTombstones = query("cleanup_tombstones")
-	sqlCleanupPartitions = query("cleanup_partitions")
-	sqlCleanupHistory    = query("cleanup_history")
-	sqlStatsPartitions   = query("stats_partitions")
-	sqlStatsRollup       = query("stats_rollup")
+	sqlTryLock           = queryOf[tryLockRow]("job_try_lock")
+	sqlUnlock            = queryOf[unlockRow]("job_unlock")
+	sqlJobClaim          = queryOf[jobClaimRow]("job_claim")
+	sqlRetentionBatch    = queryOf[RemovalCount]("retention_batch")
+	sqlEvictionBatch     = queryOf[RemovalCount]("eviction_batch")
+	sqlLeaseHousekeeping = queryOf[Housekeeping]("lease_housekeeping")
+	sqlCleanupTombstones = queryOf[removedRow]("cleanup_tombstones")
+	sqlCleanupPartitions = queryOf[removedRow]("cleanup_partitions")
+	sqlCleanupHistory    = queryOf[cleanupHistoryRow]("cleanup_history")
+	sqlStatsPartitions   = queryOf[statsPartitionsRow]("stats_partitions")
+	sqlStatsRollup       = queryOf[statsRollupRow]("stats_rollup")
+)
+
+// Rows of the job statements, read by column name (RemovalCount and Housekeeping are rows too).
+type (
+	tryLockRow struct {
+		Locked bool `db:"locked"`
+	}
+	unlockRow struct {
+		Freed bool `db:"freed"`
+	}
+	jobClaimRow struct {
+		Claimed bool `db:"claimed"`
+	}
+	removedRow struct {
+		Removed int64 `db:"removed"`
+	}
+	cleanupHistoryRow struct {
+		Removed int64 `db:"removed"`
+		More    bool  `db:"more"`
+	}
+	statsPartitionsRow struct {
+		Last *string `db:"last"` // NULL: no partition was left
+	}
+	statsRollupRow struct {
+		Partition int64 `db:"partitions"`
+		Queue     int64 `db:"queues"`
+		Namespace int64 `db:"namespaces"`
+		Task      int64 `db:"tasks"`
+		System    int64 `db:"systems"`
+		Cleanup   int64 `db:"cleanup"`
+	}
 )
 
 // TryLead runs fn while holding job's advisory lock on a connection of its own. It reports
@@ -88,7 +121,8 @@ func (s *Store) TryLead(ctx context.Context, job string, fn func(*Leader) error)
 		err = func() error {
 			defer c.Release()
 			l := &Leader{s: s, c: c}
-			if err := l.queryRow(ctx, sqlTryLock, []any{job}, &led); err != nil || !led {
+			r, err := jobRow(ctx, l, sqlTryLock, pgx.StrictNamedArgs{"job": job})
+			if led = r.Locked; err != nil || !led {
 				if err != nil {
 					closeConn(c) // it may be mid-statement on a server that stopped answering
 				}
@@ -110,8 +144,8 @@ func (s *Store) TryLead(ctx context.Context, job string, fn func(*Leader) error)
 func release(ctx context.Context, c *pgxpool.Conn, job string) {
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(5*time.Second, c.Conn().Config().ConnectTimeout))
 	defer cancel()
-	var freed bool
-	if err := c.QueryRow(uctx, sqlUnlock, job).Scan(&freed); err != nil || !freed {
+	r, err := sqlUnlock.one(c.Query(uctx, sqlUnlock.sql, pgx.StrictNamedArgs{"job": job}))
+	if err != nil || !r.Freed {
 		_ = c.Conn().Close(uctx) // nothing more to do: a closed session holds no lock
 	}
 }
@@ -125,18 +159,20 @@ func (l *Leader) Claim(ctx context.Context, job string, gap time.Duration, worke
 	if gap > 0 {
 		g = &gap
 	}
-	var ok bool
-	err := l.queryRow(ctx, sqlJobClaim, []any{job, g, workerID}, &ok)
-	return ok, err
+	r, err := jobRow(ctx, l, sqlJobClaim, pgx.StrictNamedArgs{"job": job, "gap": g, "worker": workerID})
+	return r.Claimed, err
 }
 
 // RemovalCount is what one retention or eviction batch removed from one partition under one
 // rule (kind retention, completed_retention or max_wait_time_eviction).
+// It is a row of retention_batch and eviction_batch, read by column name.
 type RemovalCount struct {
-	Queue, Partition, Kind string
-	Removed                int64
-	Unconsumed             int64 // kind retention: removed messages no consumer had consumed
-	DeadLettered           int64 // eviction: DLQ entries written
+	Queue        string `db:"queue"`
+	Partition    string `db:"partition"`
+	Kind         string `db:"kind"`
+	Removed      int64  `db:"removed"`
+	Unconsumed   int64  `db:"unconsumed"`    // kind retention: removed messages no consumer had consumed
+	DeadLettered int64  `db:"dead_lettered"` // eviction: DLQ entries written
 }
 
 // RetentionBatch removes at most limit messages that retention makes due (docs/api/concepts.md §11)
@@ -151,94 +187,63 @@ func (l *Leader) EvictionBatch(ctx context.Context, run string, limit int) ([]Re
 	return l.removals(ctx, sqlEvictionBatch, run, limit)
 }
 
-func (l *Leader) removals(ctx context.Context, sql, run string, limit int) ([]RemovalCount, error) {
-	var out []RemovalCount
-	err := l.queryEach(ctx, sql, []any{run, limit, l.s.nowArg()}, func(rows rowScanner) error {
-		var r RemovalCount
-		if err := rows.Scan(&r.Queue, &r.Partition, &r.Kind, &r.Removed, &r.Unconsumed, &r.DeadLettered); err != nil {
-			return err
-		}
-		out = append(out, r)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+func (l *Leader) removals(ctx context.Context, q readQuery[RemovalCount], run string, limit int) ([]RemovalCount, error) {
+	out, err := jobRows(ctx, l, q, pgx.StrictNamedArgs{"run": run, "limit": limit, "now": l.s.nowArg()})
+	if err != nil || len(out) == 0 {
+		return nil, err // nil when there is none (pgx.CollectRows gives an empty slice)
 	}
 	return out, nil
 }
 
-// Housekeeping is what one lease housekeeping run found.
+// Housekeeping is what one lease housekeeping run found (a row of lease_housekeeping, read by
+// column name).
 type Housekeeping struct {
-	ExpiredLeases   int64 // leases that expired since the previous run
-	RetriesEnded    int64 // retry delays that ended since the previous run
-	QueuesSignalled int   // queues whose parked pops were woken
+	ExpiredLeases   int64 `db:"expired_leases"`   // leases that expired since the previous run
+	RetriesEnded    int64 `db:"retries_ended"`    // retry delays that ended since the previous run
+	QueuesSignalled int   `db:"queues_signalled"` // queues whose parked pops were woken
 }
 
 // LeaseHousekeeping signals every queue where a lease expired or a retry delay ended since
 // the previous run of any instance (the first run ever looks firstWindow back).
 func (l *Leader) LeaseHousekeeping(ctx context.Context, workerID string, firstWindow time.Duration) (Housekeeping, error) {
-	var h Housekeeping
-	err := l.queryRow(ctx, sqlLeaseHousekeeping, []any{workerID, firstWindow, l.s.nowArg()}, &h.ExpiredLeases, &h.RetriesEnded, &h.QueuesSignalled)
-	return h, err
+	return jobRow(ctx, l, sqlLeaseHousekeeping, pgx.StrictNamedArgs{"worker": workerID, "first_window": firstWindow, "now": l.s.nowArg()})
 }
 
 // CleanupTombstones removes at most limit dedup keys whose window has ended.
 func (l *Leader) CleanupTombstones(ctx context.Context, limit int) (int64, error) {
-	var n int64
-	err := l.queryRow(ctx, sqlCleanupTombstones, []any{limit, l.s.nowArg()}, &n)
-	return n, err
+	r, err := jobRow(ctx, l, sqlCleanupTombstones, pgx.StrictNamedArgs{"limit": limit, "now": l.s.nowArg()})
+	return r.Removed, err
 }
 
 // CleanupPartitions removes at most limit empty partitions idle for days days.
 func (l *Leader) CleanupPartitions(ctx context.Context, days, limit int) (int64, error) {
-	var n int64
-	err := l.queryRow(ctx, sqlCleanupPartitions, []any{days, limit, l.s.nowArg()}, &n)
-	return n, err
+	r, err := jobRow(ctx, l, sqlCleanupPartitions, pgx.StrictNamedArgs{"days": days, "limit": limit, "now": l.s.nowArg()})
+	return r.Removed, err
 }
 
 // CleanupHistory removes at most limit rows per history table: stats history older than
 // statsDays, retention history and metrics older than metricsDays. more reports that some
 // table had more.
 func (l *Leader) CleanupHistory(ctx context.Context, statsDays, metricsDays, limit int) (removed int64, more bool, err error) {
-	args := cleanupHistoryArgs{StatsDays: statsDays, MetricsDays: metricsDays, Limit: limit, Now: l.s.nowArg()}
-	err = l.queryRow(ctx, sqlCleanupHistory, args.args(), &removed, &more)
-	return removed, more, err
+	r, err := jobRow(ctx, l, sqlCleanupHistory, pgx.StrictNamedArgs{"stats_days": statsDays, "metrics_days": metricsDays,
+		"limit": limit, "now": l.s.nowArg()})
+	return r.Removed, r.More, err
 }
-
-// cleanupHistoryArgs are the parameters of qg_cleanup_history (see sqlCall).
-type cleanupHistoryArgs struct {
-	StatsDays, MetricsDays, Limit int
-	Now                           any
-}
-
-func (a cleanupHistoryArgs) args() []any { return []any{a.StatsDays, a.MetricsDays, a.Limit, a.Now} }
 
 // StatsPartitions recomputes the counters of at most limit partitions after after ("" = from
 // the first, in id order) under run. It returns the last partition done, "" when none was left.
 func (l *Leader) StatsPartitions(ctx context.Context, run, after string, limit int) (string, error) {
-	var last *string
-	args := statsPartitionsArgs{Run: run, After: nullIfEmpty(after), Limit: limit, Now: l.s.nowArg()}
-	err := l.queryRow(ctx, sqlStatsPartitions, args.args(), &last)
-	if err != nil || last == nil {
+	r, err := jobRow(ctx, l, sqlStatsPartitions, pgx.StrictNamedArgs{"run": run, "after": nullIfEmpty(after),
+		"limit": limit, "now": l.s.nowArg()})
+	if err != nil || r.Last == nil {
 		return "", classify(err)
 	}
-	return *last, nil
+	return *r.Last, nil
 }
-
-// statsPartitionsArgs are the parameters of qg_stats_partitions (see sqlCall).
-type statsPartitionsArgs struct {
-	Run   string
-	After any // nil: from the first partition
-	Limit int
-	Now   any
-}
-
-func (a statsPartitionsArgs) args() []any { return []any{a.Run, a.After, a.Limit, a.Now} }
 
 // StatsRollup finishes run: removes what it did not see, recomputes the queue, namespace,
 // task and system rows and writes the history.
 func (l *Leader) StatsRollup(ctx context.Context, run string) (mq.StatsRefresh, error) {
-	var r mq.StatsRefresh
-	err := l.queryRow(ctx, sqlStatsRollup, []any{run, l.s.nowArg()}, &r.Partition, &r.Queue, &r.Namespace, &r.Task, &r.System, &r.Cleanup)
-	return r, err
+	r, err := jobRow(ctx, l, sqlStatsRollup, pgx.StrictNamedArgs{"run": run, "now": l.s.nowArg()})
+	return mq.StatsRefresh(r), err
 }

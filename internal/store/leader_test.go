@@ -15,11 +15,14 @@ func TestStoppedLeaderReleasesItsLockBeforeReturning(t *testing.T) {
 		ctx, stop := context.WithCancel(context.Background())
 		led, err := s.TryLead(ctx, "stats", func(l *Leader) error {
 			time.AfterFunc(20*time.Millisecond, stop)
-			var ignored string
-			if err := l.queryRow(ctx, "SELECT pg_sleep(0.1)::text", nil, &ignored); err != nil {
+			type text struct {
+				V string `db:"v"`
+			}
+			if _, err := jobRow(ctx, l, readQuery[text]{"SELECT pg_sleep(0.1)::text AS v"}, nil); err != nil {
 				return err
 			}
-			return l.queryRow(ctx, "SELECT 'never'", nil, &ignored) // the job is stopped by now
+			_, err := jobRow(ctx, l, readQuery[text]{"SELECT 'never' AS v"}, nil) // the job is stopped by now
+			return err
 		})
 		stop()
 		if !led || err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
@@ -100,36 +101,29 @@ func (s *Store) FlushMetrics(ctx context.Context, in Instance, workers []WorkerM
 	}
 	// A background statement: DB_STATEMENT_TIMEOUT on the broker's clock (docs/api/operations.md §9.1).
 	err = s.withConn(budget.Bulk(ctx), func(ctx context.Context, c *pgxpool.Conn) error {
-		args := metricsFlushArgs{Worker: in.WorkerID, Hostname: in.Hostname, PID: in.PID, Workers: string(w),
-			Queues: string(q), Now: s.nowArg()}
-		_, err := c.Exec(ctx, sqlMetricsFlush, args.args()...)
+		_, err := c.Exec(ctx, sqlMetricsFlush, pgx.StrictNamedArgs{"worker": in.WorkerID, "hostname": in.Hostname,
+			"pid": in.PID, "workers": string(w), "queues": string(q), "now": s.nowArg()})
 		return err
 	})
 	return wrap("flush metrics", err)
 }
 
-// metricsFlushArgs are the parameters of qg_metrics_flush (see sqlCall).
-type metricsFlushArgs struct {
-	Worker, Hostname string
-	PID              int
-	Workers, Queues  string // JSON arrays of rows
-	Now              any
-}
-
-func (a metricsFlushArgs) args() []any {
-	return []any{a.Worker, a.Hostname, a.PID, a.Workers, a.Queues, a.Now}
-}
-
 var (
-	sqlMetricsFlush   = query("metrics_flush")
-	sqlMetricsCluster = query("metrics_cluster")
+	sqlMetricsFlush   = query("metrics_flush") // run for its effect: its row is not read
+	sqlMetricsCluster = queryOf[sampleRow]("metrics_cluster")
 )
+
+// sampleRow is a row of metrics_cluster.
+type sampleRow struct {
+	Family string   `db:"family"`
+	Labels []string `db:"labels"`
+	Value  float64  `db:"value"`
+}
 
 // ClusterMetrics reads the cluster-wide Prometheus families with one query (docs/api/admin-api.md §11.2).
 func (s *Store) ClusterMetrics(ctx context.Context) ([]mq.Sample, error) {
-	out, err := queryAll(ctx, s, sqlMetricsCluster, []any{s.nowArg()}, func(r rowScanner, m *mq.Sample) error {
-		return r.Scan(&m.Family, &m.Labels, &m.Value)
-	})
+	out, err := readAll(ctx, s, sqlMetricsCluster, pgx.StrictNamedArgs{"now": s.nowArg()},
+		func(r sampleRow) mq.Sample { return mq.Sample(r) })
 	if err != nil {
 		return nil, fmt.Errorf("cluster metrics: %w", err)
 	}

@@ -2,15 +2,20 @@ package store
 
 import (
 	"bufio"
+	"context"
 	"embed"
 	"fmt"
 	"io/fs"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Plain statements of the background jobs and of the status, analytics and metrics reads live
 // in sql/queries/*.sql. Each statement starts after a line "-- name: <name>" and runs to the
-// next such line; the comment lines before a marker document the statement below it.
+// next such line; the comment lines before a marker document the statement below it. Their
+// parameters are @names, bound by name (pgx.StrictNamedArgs), and their columns are named with
+// AS and read by name (readQuery), so neither side depends on the order of the other's list.
 //
 //go:embed sql/queries/*.sql
 var queryFiles embed.FS
@@ -77,4 +82,71 @@ func trimComments(s string) string {
 		lines = lines[:len(lines)-1]
 	}
 	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// readQuery is a statement of sql/queries whose rows are read by column name into a T
+// (pgx.RowToStructByName): T has one field, tagged db:"column", per column the statement
+// names with AS, so a column renamed on one side only is an error (TestQueryRowsScanByName),
+// never a value landing in the wrong field. Its parameters are @names bound with
+// pgx.StrictNamedArgs, which refuses a name the statement lacks or leaves unbound.
+type readQuery[T any] struct{ sql string }
+
+// queryOf is the statement named name, whose rows are T's.
+func queryOf[T any](name string) readQuery[T] { return readQuery[T]{query(name)} }
+
+// row reads the current row by column name.
+func (q readQuery[T]) row(r rowScanner) (T, error) { return pgx.RowToStructByName[T](r) }
+
+// each is a row callback (queryBatch, queryRows) that reads each row by name and hands it to use.
+func (q readQuery[T]) each(use func(T)) func(rowScanner) error {
+	return func(r rowScanner) error {
+		v, err := q.row(r)
+		if err != nil {
+			return err
+		}
+		use(v)
+		return nil
+	}
+}
+
+// batch is q bound to args as one statement of queryBatch; use gets each row.
+func (q readQuery[T]) batch(args pgx.StrictNamedArgs, use func(T)) batchQuery {
+	return batchQuery{q.sql, named(args), q.each(use)}
+}
+
+// all reads every row of a Query's result (with its error) by name, closing it.
+func (q readQuery[T]) all(rows pgx.Rows, err error) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByName[T])
+}
+
+// one reads the first row of a Query's result by name, as QueryRow would: pgx.ErrNoRows when
+// there is none.
+func (q readQuery[T]) one(rows pgx.Rows, err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return pgx.CollectOneRow(rows, pgx.RowToStructByName[T])
+}
+
+// readAll runs q with args and converts each row with conv (queryAll).
+func readAll[R, T any](ctx context.Context, s *Store, q readQuery[R], args pgx.StrictNamedArgs, conv func(R) T) ([]T, error) {
+	return queryAll(ctx, s, q.sql, named(args), func(r rowScanner, v *T) error {
+		row, err := q.row(r)
+		*v = conv(row)
+		return err
+	})
+}
+
+// named is the argument list of a statement with named parameters: pgx rewrites the @names
+// into positional ones when a pgx.QueryRewriter is the first argument. No arguments for a
+// statement without parameters.
+func named(args pgx.StrictNamedArgs) []any {
+	if args == nil {
+		return nil
+	}
+	return []any{args}
 }

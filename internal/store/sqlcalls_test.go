@@ -36,10 +36,6 @@ var sqlCalls = []struct {
 	{sqlClearBatch, clearBatchArgs{}},
 	{sqlMoveToDLQ, moveToDLQArgs{}},
 	{sqlAddTrace, addTraceArgs{}},
-	{sqlStatusMessages, statusMessagesArgs{}},
-	{sqlCleanupHistory, cleanupHistoryArgs{}},
-	{sqlStatsPartitions, statsPartitionsArgs{}},
-	{sqlMetricsFlush, metricsFlushArgs{}},
 	{sqlSetMaintenanceMode, setMaintenanceArgs{}},
 	{sqlDLQRedeliverMatching, dlqRedeliverMatchingArgs{}},
 	{sqlMessageRetry, messageRetryArgs{}},
@@ -167,8 +163,8 @@ func recvName(e ast.Expr) string {
 	return "a receiver"
 }
 
-// Every statement of sql/queries is used: query("name") initialises a variable that some code
-// reads (or is called where the statement runs).
+// Every statement of sql/queries is used: query("name") or queryOf[T]("name") initialises a
+// variable that some code reads (or is called where the statement runs).
 func TestNamedQueriesAreUsed(t *testing.T) {
 	used := map[string]bool{}
 	vars := map[string]string{} // variable -> statement name
@@ -205,13 +201,17 @@ func TestNamedQueriesAreUsed(t *testing.T) {
 	}
 }
 
-// queryCall reports the statement name of an expression query("name").
+// queryCall reports the statement name of an expression query("name") or queryOf[T]("name").
 func queryCall(e ast.Node) (string, bool) {
 	call, ok := e.(*ast.CallExpr)
 	if !ok || len(call.Args) != 1 {
 		return "", false
 	}
-	if fn, ok := call.Fun.(*ast.Ident); !ok || fn.Name != "query" {
+	fun := call.Fun
+	if ix, ok := fun.(*ast.IndexExpr); ok {
+		fun = ix.X
+	}
+	if fn, ok := fun.(*ast.Ident); !ok || (fn.Name != "query" && fn.Name != "queryOf") {
 		return "", false
 	}
 	lit, ok := call.Args[0].(*ast.BasicLit)
@@ -244,15 +244,16 @@ func packageFiles(t *testing.T) []*ast.File {
 	return out
 }
 
-// Every statement of sql/queries and every call text of a parameter struct is accepted by
-// PostgreSQL against a migrated schema: a misspelt column, a dropped table or a parameter
-// name the function does not have fails here, without running anything.
+// Every statement of sql/queries (its @names made positional, as pgx sends it) and every call
+// text of a parameter struct is accepted by PostgreSQL against a migrated schema: a misspelt
+// column, a dropped table or a parameter name the function does not have fails here, without
+// running anything.
 func TestStatementsPrepare(t *testing.T) {
 	ctx := context.Background()
 	s := migratedSchema(t, "prepare_statements")
 	stmts := map[string]string{}
 	for name, q := range queries {
-		stmts["query "+name] = q
+		stmts["query "+name] = positional(t, q)
 	}
 	for _, c := range sqlCalls {
 		stmts[reflect.TypeOf(c.call).Name()] = c.sql

@@ -4,66 +4,134 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/queen-go/queen/internal/mq"
 )
 
 var (
-	sqlStatusCounts    = query("status_counts")
-	sqlStatusQueueList = query("status_queue_list")
-	sqlStatusTopErrors = query("status_top_errors")
-	sqlStatusThrough   = query("status_throughput")
-	sqlStatusWindow    = query("status_window")
-	sqlStatusWorkers   = query("status_workers")
+	sqlStatusCounts    = queryOf[statusCountsRow]("status_counts")
+	sqlStatusQueueList = queryOf[queueRefRow]("status_queue_list")
+	sqlStatusTopErrors = queryOf[errorCountRow]("status_top_errors")
+	sqlStatusThrough   = queryOf[throughputRow]("status_throughput")
+	sqlStatusWindow    = queryOf[windowTotalsRow]("status_window")
+	sqlStatusWorkers   = queryOf[workerSeenRow]("status_workers")
+)
+
+// Rows of the status statements, read by column name. Those with the fields of an mq type, in
+// its order, convert to it: the compiler keeps the two in step.
+type (
+	statusCountsRow struct {
+		Total            int64      `db:"total"`
+		Unconsumed       int64      `db:"unconsumed"`
+		Processing       int64      `db:"processing"`
+		DeadLetter       int64      `db:"dead_letter"`
+		DLQPartitions    int64      `db:"dlq_partitions"`
+		ActiveLeases     int64      `db:"active_leases"`
+		LeasedPartitions int64      `db:"leased_partitions"`
+		LeasedMessages   int64      `db:"leased_messages"`
+		StatsAt          *time.Time `db:"stats_at"`
+	}
+	queueRefRow struct {
+		ID         string `db:"id"`
+		Name       string `db:"name"`
+		Namespace  string `db:"namespace"`
+		Task       string `db:"task"`
+		Partitions int64  `db:"partitions"`
+		Consumed   int64  `db:"consumed"`
+	}
+	errorCountRow struct {
+		Error string `db:"error"`
+		Count int64  `db:"count"`
+	}
+	throughputRow struct {
+		At         time.Time `db:"bucket"`
+		Ingested   int64     `db:"ingested"`
+		Processed  int64     `db:"processed"`
+		Popped     int64     `db:"popped"`
+		AvgLagMs   float64   `db:"avg_lag_ms"`
+		MaxLagMs   float64   `db:"max_lag_ms"`
+		DBErrors   int64     `db:"db_errors"`
+		AckFailed  int64     `db:"ack_failed"`
+		DLQ        int64     `db:"dlq"`
+		CPUUserPct float64   `db:"cpu_user_pct"`
+		CPUSysPct  float64   `db:"cpu_sys_pct"`
+		RSSBytes   int64     `db:"rss_bytes"`
+		PoolActive float64   `db:"pool_active"`
+		PoolIdle   float64   `db:"pool_idle"`
+		PoolSize   float64   `db:"pool_size"`
+	}
+	windowTotalsRow struct {
+		PushRequests int64 `db:"push_requests"`
+		PopRequests  int64 `db:"pop_requests"`
+		AckRequests  int64 `db:"ack_requests"`
+		PushMessages int64 `db:"push_messages"`
+		PopMessages  int64 `db:"pop_messages"`
+		AckMessages  int64 `db:"ack_messages"`
+		AckSuccess   int64 `db:"ack_success"`
+		AckFailed    int64 `db:"ack_failed"`
+		DLQ          int64 `db:"dlq"`
+		DBErrors     int64 `db:"db_errors"`
+	}
+	workerSeenRow struct {
+		Hostname string    `db:"hostname"`
+		WorkerID string    `db:"worker_id"`
+		PID      int       `db:"pid"`
+		LastSeen time.Time `db:"last_seen"`
+	}
 )
 
 // StatusOverview reads the status of the queues matching f from the stats tables and the
 // per-minute metrics between from and to, in buckets of bucketMinutes: one round trip.
 func (s *Store) StatusOverview(ctx context.Context, f mq.QueueFilter, from, to time.Time, bucketMinutes int) (mq.StatusOverview, error) {
 	var o mq.StatusOverview
-	fa := filterArgs(f)
+	window := pgx.StrictNamedArgs{"from": from, "to": to}
 	err := s.queryBatch(ctx,
-		batchQuery{sqlStatusCounts, fa, func(r rowScanner) error {
-			c := &o.Counters
-			return r.Scan(&c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter, &o.DLQPartitions,
-				&o.ActiveLeases, &o.LeasedPartitions, &o.LeasedMessages, &o.StatsAt)
-		}},
-		batchQuery{sqlStatusQueueList, append(append([]any{}, fa...), from, to), func(r rowScanner) error {
-			var q mq.QueueRef
-			err := r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.Partitions, &q.Consumed)
-			o.Queues = append(o.Queues, q)
-			return err
-		}},
-		batchQuery{sqlStatusTopErrors, fa, func(r rowScanner) error {
-			var e mq.ErrorCount
-			err := r.Scan(&e.Error, &e.Count)
-			o.TopErrors = append(o.TopErrors, e)
-			return err
-		}},
-		batchQuery{sqlStatusThrough, append([]any{from, to, bucketMinutes}, fa...), func(r rowScanner) error {
-			var p mq.ThroughputPoint
-			err := r.Scan(&p.At, &p.Ingested, &p.Processed, &p.Popped, &p.AvgLagMs, &p.MaxLagMs, &p.DBErrors,
-				&p.AckFailed, &p.DLQ, &p.CPUUserPct, &p.CPUSysPct, &p.RSSBytes, &p.PoolActive, &p.PoolIdle, &p.PoolSize)
-			o.Throughput = append(o.Throughput, p)
-			return err
-		}},
-		batchQuery{sqlStatusWindow, append([]any{from, to}, fa...), func(r rowScanner) error {
-			w := &o.Window
-			return r.Scan(&w.PushRequests, &w.PopRequests, &w.AckRequests, &w.PushMessages, &w.PopMessages,
-				&w.AckMessages, &w.AckSuccess, &w.AckFailed, &w.DLQ, &w.DBErrors)
-		}},
-		batchQuery{sqlStatusWorkers, []any{from, to}, func(r rowScanner) error {
-			var w mq.WorkerSeen
-			err := r.Scan(&w.Hostname, &w.WorkerID, &w.PID, &w.LastSeen)
-			o.Workers = append(o.Workers, w)
-			return err
-		}},
+		sqlStatusCounts.batch(filterArgs(f), func(r statusCountsRow) {
+			o.Counters = mq.Counters{Total: r.Total, Unconsumed: r.Unconsumed, Processing: r.Processing, DeadLetter: r.DeadLetter}
+			o.DLQPartitions, o.ActiveLeases, o.StatsAt = r.DLQPartitions, r.ActiveLeases, r.StatsAt
+			o.LeasedPartitions, o.LeasedMessages = r.LeasedPartitions, r.LeasedMessages
+		}),
+		sqlStatusQueueList.batch(filterArgs(f, window), func(r queueRefRow) {
+			o.Queues = append(o.Queues, mq.QueueRef(r))
+		}),
+		sqlStatusTopErrors.batch(filterArgs(f), func(r errorCountRow) {
+			o.TopErrors = append(o.TopErrors, mq.ErrorCount(r))
+		}),
+		sqlStatusThrough.batch(filterArgs(f, window, pgx.StrictNamedArgs{"bucket_minutes": bucketMinutes}), func(r throughputRow) {
+			o.Throughput = append(o.Throughput, mq.ThroughputPoint(r))
+		}),
+		sqlStatusWindow.batch(filterArgs(f, window), func(r windowTotalsRow) { o.Window = mq.WindowTotals(r) }),
+		sqlStatusWorkers.batch(window, func(r workerSeenRow) {
+			o.Workers = append(o.Workers, mq.WorkerSeen(r))
+		}),
 	)
 	return o, wrap("status", err)
 }
 
-var sqlStatusQueue = query("status_queue")
+var sqlStatusQueue = queryOf[statusQueueRow]("status_queue")
+
+// statusQueueRow is a row of status_queue: a queue's configuration and counters.
+type statusQueueRow struct {
+	ID              string    `db:"id"`
+	Name            string    `db:"name"`
+	Namespace       string    `db:"namespace"`
+	Task            string    `db:"task"`
+	Priority        int       `db:"priority"`
+	CreatedAt       time.Time `db:"created_at"`
+	LeaseTime       int       `db:"lease_time"`
+	RetryLimit      int       `db:"retry_limit"`
+	RetryDelay      int       `db:"retry_delay"`
+	TTL             int       `db:"ttl"`
+	MaxSize         int       `db:"max_size"`
+	DeadLetterQueue bool      `db:"dead_letter_queue"`
+	Total           int64     `db:"total"`
+	Unconsumed      int64     `db:"unconsumed"`
+	Processing      int64     `db:"processing"`
+	DeadLetter      int64     `db:"dead_letter"`
+}
 
 const (
 	sqlQueuePartitionCount = `SELECT qg_queue_partition_count(p_queue => $1, p_search => $2)`
@@ -94,13 +162,13 @@ func (s *Store) StatusQueue(ctx context.Context, name string, f mq.PartitionPage
 		Limit: f.Page.Limit, Offset: f.Page.Offset}
 	q.Partitions = []mq.PartitionStatus{}
 	err = s.queryBatch(ctx,
-		batchQuery{sqlStatusQueue, []any{name}, func(r rowScanner) error {
+		sqlStatusQueue.batch(pgx.StrictNamedArgs{"queue": name}, func(r statusQueueRow) {
 			found = true
-			t := &q.Totals
-			return r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.Priority, &q.CreatedAt, &q.LeaseTime,
-				&q.RetryLimit, &q.RetryDelay, &q.TTL, &q.MaxSize, &q.DeadLetterQueue, &t.Total, &t.Unconsumed,
-				&t.Processing, &t.DeadLetter)
-		}},
+			q.ID, q.Name, q.Namespace, q.Task, q.Priority, q.CreatedAt = r.ID, r.Name, r.Namespace, r.Task, r.Priority, r.CreatedAt
+			q.LeaseTime, q.RetryLimit, q.RetryDelay, q.TTL, q.MaxSize = r.LeaseTime, r.RetryLimit, r.RetryDelay, r.TTL, r.MaxSize
+			q.DeadLetterQueue = r.DeadLetterQueue
+			q.Totals = mq.Counters{Total: r.Total, Unconsumed: r.Unconsumed, Processing: r.Processing, DeadLetter: r.DeadLetter}
+		}),
 		batchQuery{sqlQueueRow, []any{name}, scanInto(&row)},
 		batchQuery{sqlQueuePartitionCount, []any{name, page.Search}, scanInto(&q.PartitionCount)},
 		batchQuery{sqlQueuePartitionPage, page.args(), func(r rowScanner) error {
@@ -144,42 +212,49 @@ func optionsFromRow(row []byte) (mq.QueueOptions, error) {
 }
 
 var (
-	sqlQueueExists    = query("queue_exists")
-	sqlStatusMessages = query("status_queue_messages")
+	sqlQueueExists    = queryOf[queueExistsRow]("queue_exists")
+	sqlStatusMessages = queryOf[queueMessageRow]("status_queue_messages")
+)
+
+type (
+	queueExistsRow struct {
+		Found bool `db:"found"`
+	}
+	queueMessageRow struct {
+		ID            string    `db:"id"`
+		TransactionID string    `db:"transaction_id"`
+		PartitionID   string    `db:"partition_id"`
+		Queue         string    `db:"queue"`
+		Partition     string    `db:"partition"`
+		Status        string    `db:"status"`
+		CreatedAt     time.Time `db:"created_at"`
+	}
 )
 
 // StatusQueueMessages lists a queue's stored messages, newest first, with their state; found
 // is false when there is no such queue.
 func (s *Store) StatusQueueMessages(ctx context.Context, queue string, limit, offset int) (out []mq.QueueMessage, found bool, err error) {
 	err = s.queryBatch(ctx,
-		batchQuery{sqlQueueExists, []any{queue}, scanInto(&found)},
-		batchQuery{sqlStatusMessages, statusMessagesArgs{Queue: queue, Limit: limit, Offset: offset, Now: s.nowArg()}.args(), func(r rowScanner) error {
-			var m mq.QueueMessage
-			err := r.Scan(&m.ID, &m.TransactionID, &m.PartitionID, &m.Queue, &m.Partition, &m.Status, &m.CreatedAt)
-			out = append(out, m)
-			return err
-		}},
+		sqlQueueExists.batch(pgx.StrictNamedArgs{"queue": queue}, func(r queueExistsRow) { found = r.Found }),
+		sqlStatusMessages.batch(pgx.StrictNamedArgs{"queue": queue, "limit": limit, "offset": offset, "now": s.nowArg()},
+			func(r queueMessageRow) { out = append(out, mq.QueueMessage(r)) }),
 	)
 	return out, found, wrap("status queue messages", err)
 }
 
-// statusMessagesArgs are the parameters status_queue_messages passes to qg_list_messages
-// (see sqlCall).
-type statusMessagesArgs struct {
-	Queue         string
-	Limit, Offset int
-	Now           any
+var sqlStatusAnalytics = queryOf[countPointRow]("status_analytics")
+
+// countPointRow is a row of status_analytics.
+type countPointRow struct {
+	At time.Time `db:"bucket"`
+	N  int64     `db:"n"`
 }
-
-func (a statusMessagesArgs) args() []any { return []any{a.Queue, a.Limit, a.Offset, a.Now} }
-
-var sqlStatusAnalytics = query("status_analytics")
 
 // MessagesWritten counts the messages written per unit (minute, hour or day) between from and
 // to into the queues matching f, every bucket included.
 func (s *Store) MessagesWritten(ctx context.Context, f mq.QueueFilter, unit string, from, to time.Time) ([]mq.CountPoint, error) {
-	out, err := queryAll(ctx, s, sqlStatusAnalytics, append([]any{from, to, unit}, filterArgs(f)...),
-		func(r rowScanner, p *mq.CountPoint) error { return r.Scan(&p.At, &p.N) })
+	out, err := readAll(ctx, s, sqlStatusAnalytics, filterArgs(f, pgx.StrictNamedArgs{"from": from, "to": to, "unit": unit}),
+		func(r countPointRow) mq.CountPoint { return mq.CountPoint(r) })
 	return out, wrap("messages written", err)
 }
 
@@ -192,7 +267,12 @@ func (s *Store) Now() time.Time {
 	return time.Now()
 }
 
-// filterArgs are a queue filter's statement parameters (NULL when empty).
-func filterArgs(f mq.QueueFilter) []any {
-	return []any{nullIfEmpty(f.Queue), nullIfEmpty(f.Namespace), nullIfEmpty(f.Task)}
+// filterArgs are a queue filter's statement parameters @queue, @namespace and @task (NULL
+// when empty), with the parameters of more.
+func filterArgs(f mq.QueueFilter, more ...pgx.StrictNamedArgs) pgx.StrictNamedArgs {
+	out := pgx.StrictNamedArgs{"queue": nullIfEmpty(f.Queue), "namespace": nullIfEmpty(f.Namespace), "task": nullIfEmpty(f.Task)}
+	for _, m := range more {
+		maps.Copy(out, m)
+	}
+	return out
 }

@@ -303,7 +303,8 @@ func eachRow(rows pgx.Rows, err error, fn func(rowScanner) error) error {
 // that order. The call text passes them in named notation, qg_push(p_queues => $1, ...), so
 // PostgreSQL refuses a call that names a parameter the function does not have, and
 // TestSQLCallsBindEachFieldToItsParameter checks that $n names the n-th field. Calls of one to
-// three parameters pass them directly, still in named notation.
+// three parameters pass them directly, still in named notation. (The statements of sql/queries
+// bind @names with pgx.StrictNamedArgs instead: readQuery.)
 type sqlCall interface{ args() []any }
 
 func quoteIdent(s string) string { return pgx.Identifier{s}.Sanitize() }
@@ -311,8 +312,9 @@ func quoteIdent(s string) string { return pgx.Identifier{s}.Sanitize() }
 // isNoRows reports whether err is pgx.ErrNoRows.
 func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 
-// rowScanner is the part of pgx.Rows a row callback needs.
-type rowScanner interface{ Scan(dest ...any) error }
+// rowScanner is the part of pgx.Rows a row callback needs: Scan reads a row by position, and
+// the column names (FieldDescriptions) let pgx.RowToStructByName read it by name (readQuery).
+type rowScanner = pgx.CollectableRow
 
 // SetClock makes every operation use clock instead of the database clock for "now", so tests
 // can move time (lease expiry, retry delays, windows) without sleeping. Call before use.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/budget"
@@ -169,22 +170,18 @@ func (s *Store) StreamCycle(ctx context.Context, tenant string, c mq.StreamCycle
 	return mq.StreamCycleOutcome{SourceQueue: queue, Rollback: text}, nil
 }
 
+var sqlStreamSourceQueue = queryOf[streamSourceRow]("stream_source_queue")
+
+// streamSourceRow is a row of stream_source_queue.
+type streamSourceRow struct {
+	Name string `db:"name"`
+}
+
 // streamSourceQueue names the queue of a partition ("" when it is gone).
 func (s *Store) streamSourceQueue(ctx context.Context, tenant, partitionID string) (string, error) {
 	var name string
-	err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
-		rows, err := c.Query(ctx, query("stream_source_queue"), partitionID, tenant)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := rows.Scan(&name); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	})
+	err := s.queryRows(ctx, sqlStreamSourceQueue.sql, named(pgx.StrictNamedArgs{"partition_id": partitionID, "tenant": tenant}),
+		sqlStreamSourceQueue.each(func(r streamSourceRow) { name = r.Name }))
 	return name, err
 }
 

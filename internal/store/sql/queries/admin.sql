@@ -7,4 +7,4 @@
 -- (0.7-1.3 s for the first page of a 10,000-partition queue instead of 15 ms). These reads are
 -- rare next to pushes and pops, so planning each costs little.
 -- name: admin_custom_plans
-SELECT set_config('plan_cache_mode', 'force_custom_plan', true)
+SELECT set_config('plan_cache_mode', 'force_custom_plan', true) AS plan_cache_mode

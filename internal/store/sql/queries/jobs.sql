@@ -1,41 +1,47 @@
 -- Background jobs (docs/api/operations.md §5). Each job statement runs on the connection that holds the
 -- job's advisory lock; the work itself lives in sql/functions/090_maintenance.sql and
--- 091_stats.sql.
+-- 091_stats.sql. Parameters are named after the function parameter they fill (p_job => @job),
+-- and every column is named (AS): the Go side binds by name and scans rows by those names.
 
 -- Takes a job's lock without waiting; false when another session holds it.
 -- name: job_try_lock
-SELECT pg_try_advisory_lock(qg_job_lock_key(p_job => $1))
+SELECT pg_try_advisory_lock(qg_job_lock_key(p_job => @job)) AS locked
 
 -- name: job_unlock
-SELECT pg_advisory_unlock(qg_job_lock_key(p_job => $1))
+SELECT pg_advisory_unlock(qg_job_lock_key(p_job => @job)) AS freed
 
 -- Claims a run's start in the job's cluster-wide schedule (NULL gap: always).
 -- name: job_claim
-SELECT qg_job_claim(p_job => $1, p_gap => $2, p_worker => $3)
+SELECT qg_job_claim(p_job => @job, p_gap => @gap, p_worker => @worker) AS claimed
 
 -- name: retention_batch
-SELECT queue_name, partition_name, kind, removed, unconsumed, dead_lettered
-FROM qg_retention_batch(p_run => $1::uuid, p_limit => $2, p_now => $3)
+SELECT queue_name AS queue, partition_name AS partition, kind AS kind, removed AS removed,
+       unconsumed AS unconsumed, dead_lettered AS dead_lettered
+FROM qg_retention_batch(p_run => @run::uuid, p_limit => @limit, p_now => @now)
 
 -- name: eviction_batch
-SELECT queue_name, partition_name, kind, removed, unconsumed, dead_lettered
-FROM qg_eviction_batch(p_run => $1::uuid, p_limit => $2, p_now => $3)
+SELECT queue_name AS queue, partition_name AS partition, kind AS kind, removed AS removed,
+       unconsumed AS unconsumed, dead_lettered AS dead_lettered
+FROM qg_eviction_batch(p_run => @run::uuid, p_limit => @limit, p_now => @now)
 
 -- name: lease_housekeeping
-SELECT expired_leases, retries_ended, queues_signalled FROM qg_lease_housekeeping(p_worker => $1, p_first_window => $2, p_now => $3)
+SELECT expired_leases AS expired_leases, retries_ended AS retries_ended, queues_signalled AS queues_signalled
+FROM qg_lease_housekeeping(p_worker => @worker, p_first_window => @first_window, p_now => @now)
 
 -- name: cleanup_tombstones
-SELECT qg_cleanup_tombstones(p_limit => $1, p_now => $2)
+SELECT qg_cleanup_tombstones(p_limit => @limit, p_now => @now) AS removed
 
 -- name: cleanup_partitions
-SELECT qg_cleanup_partitions(p_days => $1, p_limit => $2, p_now => $3)
+SELECT qg_cleanup_partitions(p_days => @days, p_limit => @limit, p_now => @now) AS removed
 
 -- name: cleanup_history
-SELECT removed, more
-FROM qg_cleanup_history(p_stats_days => $1, p_metrics_days => $2, p_limit => $3, p_now => $4)
+SELECT removed AS removed, more AS more
+FROM qg_cleanup_history(p_stats_days => @stats_days, p_metrics_days => @metrics_days, p_limit => @limit, p_now => @now)
 
 -- name: stats_partitions
-SELECT qg_stats_partitions(p_run => $1::uuid, p_after => $2::uuid, p_limit => $3, p_now => $4)::text
+SELECT qg_stats_partitions(p_run => @run::uuid, p_after => @after::uuid, p_limit => @limit, p_now => @now)::text AS last
 
 -- name: stats_rollup
-SELECT partitions, queues, namespaces, tasks, systems, cleanup FROM qg_stats_rollup(p_run => $1::uuid, p_now => $2)
+SELECT partitions AS partitions, queues AS queues, namespaces AS namespaces, tasks AS tasks, systems AS systems,
+       cleanup AS cleanup
+FROM qg_stats_rollup(p_run => @run::uuid, p_now => @now)

@@ -1,11 +1,12 @@
 -- The cluster-wide Prometheus families (docs/api/admin-api.md §11.2) in one statement: running totals
 -- summed over instances, per-queue and per-instance figures of the last full minute, and the
 -- DLQ depth from the stats job. One row per sample: family, label pairs (name, value, …), value.
--- $1: now (NULL = the database clock).
+-- @now: now (NULL = the database clock). Every column is named (AS): the Go side scans rows
+-- by name.
 -- name: metrics_cluster
 WITH clock AS (
     SELECT t.now, date_trunc('minute', t.now) - interval '1 minute' AS minute
-    FROM (SELECT coalesce($1::timestamptz, clock_timestamp()) AS now) t
+    FROM (SELECT coalesce(@now::timestamptz, clock_timestamp()) AS now) t
 ), totals AS (
     SELECT coalesce(sum(t.push_requests), 0) AS push_requests, coalesce(sum(t.pop_requests), 0) AS pop_requests,
            coalesce(sum(t.ack_requests), 0) AS ack_requests, coalesce(sum(t.transactions), 0) AS transactions,
@@ -34,7 +35,7 @@ WITH clock AS (
     FROM metrics_worker_minute w CROSS JOIN clock c
     WHERE w.minute = c.minute
 )
-SELECT v.family, v.labels, v.value::float8 FROM totals t CROSS JOIN LATERAL (VALUES
+SELECT v.family AS family, v.labels AS labels, v.value::float8 AS value FROM totals t CROSS JOIN LATERAL (VALUES
     ('queen_cluster_push_requests_total', ARRAY['scope', 'cluster'], t.push_requests),
     ('queen_cluster_pop_requests_total', ARRAY['scope', 'cluster'], t.pop_requests),
     ('queen_cluster_ack_requests_total', ARRAY['scope', 'cluster'], t.ack_requests),
@@ -85,7 +86,8 @@ UNION ALL
 SELECT 'queen_dlq_depth_by_queue', ARRAY['queue', q.name], s.dead_letter::float8
 FROM stats s JOIN queues q ON q.id = s.queue_id WHERE s.scope = 'queue'
 
--- Adds one instance's per-minute deltas (worker and queue rows: JSON arrays).
+-- Adds one instance's per-minute deltas (worker and queue rows: JSON arrays). Parameters are
+-- named after the function parameter they fill.
 -- name: metrics_flush
-SELECT qg_metrics_flush(p_worker => $1, p_hostname => $2, p_pid => $3, p_workers => $4::jsonb,
-                        p_queues => $5::jsonb, p_now => $6)
+SELECT qg_metrics_flush(p_worker => @worker, p_hostname => @hostname, p_pid => @pid, p_workers => @workers::jsonb,
+                        p_queues => @queues::jsonb, p_now => @now) AS flushed

@@ -1,0 +1,189 @@
+package store
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// rowCheck reads a row by column name into the row type the Go code reads a statement's rows
+// into.
+type rowCheck struct {
+	sql  string
+	read func(rowScanner) error
+}
+
+func rowsOf[T any](q readQuery[T]) rowCheck {
+	return rowCheck{q.sql, func(r rowScanner) error { _, err := q.row(r); return err }}
+}
+
+// readQueries are the statements of sql/queries whose rows the Go code reads, each through the
+// variable the code uses, so with the row type it reads them into.
+var readQueries = []rowCheck{
+	rowsOf(sqlStatusCounts), rowsOf(sqlStatusQueueList), rowsOf(sqlStatusTopErrors), rowsOf(sqlStatusThrough),
+	rowsOf(sqlStatusWindow), rowsOf(sqlStatusWorkers), rowsOf(sqlStatusQueue), rowsOf(sqlQueueExists),
+	rowsOf(sqlStatusMessages), rowsOf(sqlStatusAnalytics), rowsOf(sqlDatabaseIdentity),
+	rowsOf(sqlAnalyticsWorkers), rowsOf(sqlAnalyticsQueues), rowsOf(sqlAnalyticsOther), rowsOf(sqlAnalyticsParked),
+	rowsOf(sqlAnalyticsDepth), rowsOf(sqlTopTraffic), rowsOf(sqlTopLag), rowsOf(sqlTopRemoved),
+	rowsOf(sqlAnalyticsRetention), rowsOf(sqlRetentionTotals), rowsOf(sqlPostgresDatabase), rowsOf(sqlPostgresTables),
+	rowsOf(sqlXminOldest), rowsOf(sqlXminReplication),
+	rowsOf(sqlTryLock), rowsOf(sqlUnlock), rowsOf(sqlJobClaim), rowsOf(sqlRetentionBatch), rowsOf(sqlEvictionBatch),
+	rowsOf(sqlLeaseHousekeeping), rowsOf(sqlCleanupTombstones), rowsOf(sqlCleanupPartitions),
+	rowsOf(sqlCleanupHistory), rowsOf(sqlStatsPartitions), rowsOf(sqlStatsRollup),
+	rowsOf(sqlMetricsCluster), rowsOf(sqlStreamSourceQueue),
+}
+
+// execQueries are the statements of sql/queries run for their effect, their rows not read.
+var execQueries = []string{sqlAdminCustomPlans, sqlMetricsFlush}
+
+// describedRow is a row with the columns PostgreSQL describes for a statement and no values:
+// pgx.RowToStructByName matches the columns to the fields of its struct by name before it
+// scans anything, so this row fails exactly where a result of the statement would.
+type describedRow struct {
+	fields []pgconn.FieldDescription
+	t      *testing.T
+	label  string
+}
+
+func (r describedRow) FieldDescriptions() []pgconn.FieldDescription { return r.fields }
+func (describedRow) Values() ([]any, error)                         { return nil, nil }
+func (describedRow) RawValues() [][]byte                            { return nil }
+func (r describedRow) Scan(dest ...any) error {
+	if len(dest) != len(r.fields) {
+		r.t.Errorf("%s: %d scan targets for %d columns", r.label, len(dest), len(r.fields))
+	}
+	return nil
+}
+
+// A renamed column fails here, not in production: every statement of sql/queries is described
+// by PostgreSQL against a migrated schema, and its columns are read by name into the row type
+// of the variable the Go code runs it through. A column without a field, or a field without a
+// column (an alias renamed in a .sql file or a db tag renamed in Go), is an error of
+// pgx.RowToStructByName. Every statement is either read that way or listed as run for its
+// effect.
+func TestQueryRowsScanByName(t *testing.T) {
+	names := map[string]string{} // statement text -> name
+	for name, q := range queries {
+		names[q] = name
+	}
+	checked := map[string]bool{}
+	for _, c := range readQueries {
+		name, ok := names[c.sql]
+		if !ok {
+			t.Fatalf("a readQueries entry is not a statement of sql/queries: %.60s", c.sql)
+		}
+		checked[name] = true
+	}
+	for _, q := range execQueries {
+		checked[names[q]] = true
+	}
+	for name := range queries {
+		if !checked[name] {
+			t.Errorf("query %q: neither in readQueries (with the row type its rows are read into) nor in execQueries", name)
+		}
+	}
+
+	ctx := context.Background()
+	s := migratedSchema(t, "query_rows")
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	describe := func(sql string) []pgconn.FieldDescription {
+		// The unnamed statement: each Prepare replaces the previous one, nothing to deallocate.
+		sd, err := c.Conn().PgConn().Prepare(ctx, "", positional(t, sql), nil)
+		if err != nil {
+			t.Fatalf("query %s: %v", names[sql], err)
+		}
+		return sd.Fields
+	}
+	for _, rc := range readQueries {
+		name := names[rc.sql]
+		fields := describe(rc.sql)
+		if err := rc.read(describedRow{fields, t, name}); err != nil {
+			t.Errorf("query %s: columns %s: %v", name, columnNames(fields), err)
+		}
+	}
+
+	// The check sees a rename: status_counts with one column renamed, and with one left out.
+	fields := describe(sqlStatusCounts.sql)
+	renamed := slices.Clone(fields)
+	renamed[0].Name = "total_renamed"
+	if _, err := sqlStatusCounts.row(describedRow{renamed, t, "renamed"}); err == nil {
+		t.Errorf("a renamed column of status_counts was read without error")
+	}
+	if _, err := sqlStatusCounts.row(describedRow{fields[1:], t, "shortened"}); err == nil {
+		t.Errorf("status_counts without its first column was read without error")
+	}
+}
+
+func columnNames(fields []pgconn.FieldDescription) string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f.Name
+	}
+	return strings.Join(out, ", ")
+}
+
+// positional is q with its @names replaced by $1, $2, … in order of first use, as pgx sends
+// it when a pgx.StrictNamedArgs is its argument.
+func positional(t *testing.T, q string) string {
+	t.Helper()
+	sql, _, err := pgx.NamedArgs{}.RewriteQuery(context.Background(), nil, q, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sql
+}
+
+var (
+	positionalParam = regexp.MustCompile(`\$\d`)
+	namedParam      = regexp.MustCompile(`\bp_(\w+)\s*=>\s*@(\w+)`)
+)
+
+// The statements of sql/queries bind by name: no $n placeholder, and a function parameter
+// gets the @name it is named after (p_limit => @limit), as a parameter struct's fields are
+// named after theirs (TestSQLCallsBindEachFieldToItsParameter).
+func TestQueriesBindByName(t *testing.T) {
+	for name, q := range queries {
+		if p := positionalParam.FindString(q); p != "" {
+			t.Errorf("query %s: positional placeholder %s…; name it (@name, bound by pgx.StrictNamedArgs)", name, p)
+		}
+		for _, m := range namedParam.FindAllStringSubmatch(q, -1) {
+			if m[1] != m[2] {
+				t.Errorf("query %s: p_%s => @%s; name the argument after its parameter", name, m[1], m[2])
+			}
+		}
+	}
+}
+
+// A named argument holding U+0000 matches nothing, as a positional one does: the lookup answers
+// "not found" without a round trip (PostgreSQL text cannot hold it).
+func TestMatchesNothingLooksInsideNamedArgs(t *testing.T) {
+	for _, c := range []struct {
+		args []any
+		want bool
+	}{
+		{[]any{"a\x00b"}, true},
+		{[]any{"ab", nil}, false},
+		{named(pgx.StrictNamedArgs{"queue": "a\x00b", "limit": 10}), true},
+		{named(pgx.StrictNamedArgs{"queue": "ab", "task": nil}), false},
+		{[]any{pgx.NamedArgs{"queue": "\x00"}}, true},
+		{named(nil), false},
+	} {
+		if got := matchesNothing(c.args); got != c.want {
+			t.Errorf("matchesNothing(%v) = %v, want %v", c.args, got, c.want)
+		}
+	}
+	// A store without a pool: reaching the database would panic.
+	out, found, err := (&Store{}).StatusQueueMessages(context.Background(), "a\x00b", 10, 0)
+	if out != nil || found || err != nil {
+		t.Errorf("StatusQueueMessages of a name with U+0000: %v, %v, %v; want nothing found", out, found, err)
+	}
+}
