@@ -76,23 +76,6 @@ type (
 		AvgLagMs     float64   `db:"avg_lag_ms"`
 		MaxLagMs     float64   `db:"max_lag_ms"`
 	}
-	// otherQueuesRow is a queuePointRow summed over queues, so without one.
-	otherQueuesRow struct {
-		At           time.Time `db:"bucket"`
-		PushRequests int64     `db:"push_requests"`
-		PushMessages int64     `db:"push_messages"`
-		PopRequests  int64     `db:"pop_requests"`
-		PopMessages  int64     `db:"pop_messages"`
-		PopEmpty     int64     `db:"pop_empty"`
-		AckRequests  int64     `db:"ack_requests"`
-		AckMessages  int64     `db:"ack_messages"`
-		AckSuccess   int64     `db:"ack_success"`
-		AckFailed    int64     `db:"ack_failed"`
-		Transactions int64     `db:"transactions"`
-		DLQ          int64     `db:"dlq"`
-		AvgLagMs     float64   `db:"avg_lag_ms"`
-		MaxLagMs     float64   `db:"max_lag_ms"`
-	}
 	parkedPointRow struct {
 		At       time.Time `db:"bucket"`
 		Queue    string    `db:"queue"`
@@ -136,17 +119,12 @@ func (s *Store) QueueSeriesOther(ctx context.Context, w mq.Window, answered []st
 		answered = []string{}
 	}
 	out, err := readAll(ctx, s, sqlAnalyticsOther, windowArgs(w, pgx.StrictNamedArgs{"answered": answered}),
-		func(r otherQueuesRow) mq.QueuePoint {
-			return mq.QueuePoint{At: r.At, PushRequests: r.PushRequests, PushMessages: r.PushMessages,
-				PopRequests: r.PopRequests, PopMessages: r.PopMessages, PopEmpty: r.PopEmpty, AckRequests: r.AckRequests,
-				AckMessages: r.AckMessages, AckSuccess: r.AckSuccess, AckFailed: r.AckFailed,
-				Transactions: r.Transactions, DLQ: r.DLQ, AvgLagMs: r.AvgLagMs, MaxLagMs: r.MaxLagMs}
-		})
+		func(r queuePointRow) mq.QueuePoint { return mq.QueuePoint(r) })
 	return out, wrap("other queues series", err)
 }
 
 var (
-	sqlAnalyticsOther = queryOf[otherQueuesRow]("analytics_queues_other")
+	sqlAnalyticsOther = queryOf[queuePointRow]("analytics_queues_other") // queue is ""
 	sqlTopTraffic     = queryOf[topQueuesRow]("analytics_top_traffic")
 	sqlTopLag         = queryOf[topQueuesRow]("analytics_top_lag")
 	sqlTopRemoved     = queryOf[topQueuesRow]("analytics_top_removed")

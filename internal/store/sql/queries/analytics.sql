@@ -52,6 +52,7 @@ ORDER BY 2, 1
 -- @answered: the queues answered on their own.
 -- name: analytics_queues_other
 SELECT date_bin(@bucket_minutes::integer * interval '1 minute', m.minute, timestamptz '2000-01-01') AS bucket,
+       ''::text AS queue, -- a row of the per-queue series, for no one queue
        sum(m.push_requests)::bigint AS push_requests, sum(m.push_messages)::bigint AS push_messages,
        sum(m.pop_requests)::bigint AS pop_requests, sum(m.pop_messages)::bigint AS pop_messages,
        sum(m.pop_empty)::bigint AS pop_empty, sum(m.ack_requests)::bigint AS ack_requests,
