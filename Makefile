@@ -28,14 +28,32 @@ TEST_PACKAGES ?= 2
 TEST_PARALLEL ?= 2
 
 #
+# internal/app's tests (frozen and SIGSTOPped databases, brokers killed with -9, spool outages)
+# spend most of their minute waiting on timers and child processes, and hold at most one
+# connection of the shared server (their stopped servers are private): they run beside the
+# TEST_PACKAGES slots, not in one, logged to a file printed when they end. The slowest of the
+# rest are named first, so they start first instead of last (go test starts packages in the
+# order given).
+#
 # -trimpath: the build cache then holds the same entries whatever folder a clone is in, so a fresh
 # clone (CI's) reuses what earlier runs compiled (a clone's first test build: 40 s -> 22 s here).
 # -vet=off: go test would run a subset of go vet over every package first (about 10 s here);
 # `make lint` and `make vet` run all of it, and CI runs `make lint` beside `make test`.
+GOTEST = $(GO) test -trimpath -race -vet=off -count=1
+TEST_BESIDE = ./internal/app
+TEST_FIRST = ./internal/httpapi ./internal/store ./internal/bench ./internal/sdktest
+
 test:
-	$(GO) test -trimpath -race -vet=off -count=1 -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) ./...
-	cd client && $(GO) test -trimpath -race -vet=off -count=1 ./...
-	cd cmd/queenctl && $(GO) test -trimpath -race -vet=off -count=1 -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) ./...
+	@log="$$(mktemp)"; \
+	echo "$(GOTEST) -parallel $(TEST_PARALLEL) $(TEST_BESIDE) (beside the rest, logged)"; \
+	$(GOTEST) -parallel $(TEST_PARALLEL) $(TEST_BESIDE) >"$$log" 2>&1 & beside=$$!; \
+	echo "$(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) $(TEST_FIRST) <the rest of ./...>"; \
+	$(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) $(TEST_FIRST) \
+		$$($(GO) list ./... | grep -vxF "$$($(GO) list $(TEST_BESIDE))"); rest=$$?; \
+	wait $$beside; besides=$$?; cat "$$log"; rm -f "$$log"; \
+	[ $$rest = 0 ] && [ $$besides = 0 ]
+	cd client && $(GOTEST) ./...
+	cd cmd/queenctl && $(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) ./...
 
 # cmd/queenctl is a module of its own too (go.work): ./cmd/... does not reach it, so it is named.
 build:
