@@ -84,9 +84,15 @@ vet:
 # `go tool -n` gives the binary, which then loads the packages as the go command does here.
 LINT_PATTERNS = $$($(GO) list -m -f '{{.Dir}}/...')
 
+#
+# Both with -trimpath (added to the GOFLAGS go env gives), like make test: go vet and staticcheck
+# then reuse their cached results of unchanged packages in a clone in any other folder (CI's fresh
+# clone: 41-49 s -> 3 s here).
+LINT_GOFLAGS = GOFLAGS="$$($(GO) env GOFLAGS) -trimpath"
+
 lint:
-	$(GO) vet $(LINT_PATTERNS)
-	sc="$$(GOWORK=off $(GO) tool -modfile=tools/go.mod -n staticcheck)" && "$$sc" $(LINT_PATTERNS)
+	$(LINT_GOFLAGS) $(GO) vet $(LINT_PATTERNS)
+	sc="$$(GOWORK=off $(GO) tool -modfile=tools/go.mod -n staticcheck)" && $(LINT_GOFLAGS) "$$sc" $(LINT_PATTERNS)
 
 # Runs README.md's marked blocks as a newcomer pastes them, in a fresh copy of the tree against a
 # fresh broker on :6632 (which must be free); see the comment at the top of the script.
