@@ -93,7 +93,8 @@ func streamsCrash(t *testing.T, terminate bool) {
 	var backend int
 	testkit.Eventually(t, time.Minute, 20*time.Millisecond, func() error {
 		err := watch.QueryRow(ctx, `SELECT pid FROM pg_stat_activity
-			WHERE query LIKE '%qg_stream_cycle%' AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&backend)
+			WHERE query LIKE '%qg_stream_cycle%' AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+			  AND datname = current_database()`).Scan(&backend) // not another package's cycle
 		if err != nil {
 			select {
 			case a := <-lost:
