@@ -22,7 +22,7 @@ run: build
 #
 # Connection budget (README.md, docs/operations.md): at most TEST_PACKAGES packages run at once
 # and each runs at most TEST_PARALLEL tests (so test servers) at once, whatever the machine's
-# CPU count, so the suite holds at most 42 PostgreSQL connections (pgtest.Budget) on a server
+# CPU count, so the suite holds at most 45 PostgreSQL connections (pgtest.Budget) on a server
 # others may share. Both are explicit: go test's defaults follow GOMAXPROCS.
 TEST_PACKAGES ?= 2
 TEST_PARALLEL ?= 2
