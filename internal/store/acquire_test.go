@@ -55,6 +55,19 @@ func limitedRole(t *testing.T) string {
 	return u.String()
 }
 
+// fullRole is limitedRole with its only slot taken until the test ends: every new session of
+// the returned DSN is refused with SQLSTATE 53300.
+func fullRole(t *testing.T) string {
+	t.Helper()
+	dsn := limitedRole(t)
+	holder, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Close(context.Background()) })
+	return dsn
+}
+
 // A full server (SQLSTATE 53300) is asked again until the wait deadline: a request that
 // starts while every slot is taken gets its connection once one is freed, instead of a 503.
 func TestAcquireWaitsForAFullServerWithinTheDeadline(t *testing.T) {
@@ -101,12 +114,7 @@ func TestAcquireWaitsForAFullServerWithinTheDeadline(t *testing.T) {
 // packages' on the shared server) the first refusal took longer still.
 func TestAcquireGivesUpOnAFullServerAtTheDeadlineAndRetriesNothingElse(t *testing.T) {
 	ctx := context.Background()
-	dsn := limitedRole(t)
-	holder, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
+	dsn := fullRole(t)
 	s, err := Open(ctx, Options{DSN: dsn, Schema: "full_check", MaxConns: 2, ConnectTimeout: 8 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -145,12 +153,7 @@ func TestAcquireGivesUpOnAFullServerAtTheDeadlineAndRetriesNothingElse(t *testin
 // busy machine, where a new backend took seconds).
 func TestAcquireKeepsTheRefusalWhenTheDeadlineCutsAnAttemptShort(t *testing.T) {
 	ctx := context.Background()
-	dsn := limitedRole(t)
-	holder, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
+	dsn := fullRole(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
