@@ -44,13 +44,14 @@ TEST_BESIDE = ./internal/app
 TEST_FIRST = ./internal/httpapi ./internal/store ./internal/bench ./internal/sdktest
 
 test:
-	@log="$$(mktemp)"; \
+	@all="$$($(GO) list ./...)" && apart="$$($(GO) list $(TEST_BESIDE))" || exit 1; \
+	log="$$(mktemp)"; \
 	echo "$(GOTEST) -parallel $(TEST_PARALLEL) $(TEST_BESIDE) (beside the rest, logged)"; \
-	$(GOTEST) -parallel $(TEST_PARALLEL) $(TEST_BESIDE) >"$$log" 2>&1 & beside=$$!; \
+	$(GOTEST) -parallel $(TEST_PARALLEL) $(TEST_BESIDE) >"$$log" 2>&1 & pid=$$!; \
 	echo "$(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) $(TEST_FIRST) <the rest of ./...>"; \
 	$(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) $(TEST_FIRST) \
-		$$($(GO) list ./... | grep -vxF "$$($(GO) list $(TEST_BESIDE))"); rest=$$?; \
-	wait $$beside; besides=$$?; cat "$$log"; rm -f "$$log"; \
+		$$(echo "$$all" | grep -vxF "$$apart"); rest=$$?; \
+	wait $$pid; besides=$$?; cat "$$log"; rm -f "$$log"; \
 	[ $$rest = 0 ] && [ $$besides = 0 ]
 	cd client && $(GOTEST) ./...
 	cd cmd/queenctl && $(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) ./...
