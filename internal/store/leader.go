@@ -46,25 +46,25 @@ func (l *Leader) stmtContext(ctx context.Context) (context.Context, context.Canc
 // jobRow runs one statement of the job unless ctx has ended and reads its first row by name
 // (pgx.ErrNoRows when there is none).
 func jobRow[T any](ctx context.Context, l *Leader, q readQuery[T], args pgx.StrictNamedArgs) (T, error) {
-	if err := ctx.Err(); err != nil {
-		var zero T
-		return zero, err
-	}
-	sctx, cancel := l.stmtContext(ctx)
-	defer cancel()
-	v, err := q.one(l.c.Query(sctx, q.sql, named(args)...))
-	return v, classify(deadlineError(context.WithoutCancel(ctx), sctx, err))
+	return jobQuery(ctx, l, q.sql, args, q.one)
 }
 
 // jobRows is jobRow for statements returning several rows: it reads them all.
 func jobRows[T any](ctx context.Context, l *Leader, q readQuery[T], args pgx.StrictNamedArgs) ([]T, error) {
+	return jobQuery(ctx, l, q.sql, args, q.all)
+}
+
+// jobQuery runs sql on the job's connection within its statement deadline (stmtContext) and
+// reads the result with read.
+func jobQuery[R any](ctx context.Context, l *Leader, sql string, args pgx.StrictNamedArgs, read func(pgx.Rows, error) (R, error)) (R, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		var zero R
+		return zero, err
 	}
 	sctx, cancel := l.stmtContext(ctx)
 	defer cancel()
-	out, err := q.all(l.c.Query(sctx, q.sql, named(args)...))
-	return out, classify(deadlineError(context.WithoutCancel(ctx), sctx, err))
+	v, err := read(l.c.Query(sctx, sql, named(args)...))
+	return v, classify(deadlineError(context.WithoutCancel(ctx), sctx, err))
 }
 
 var (
