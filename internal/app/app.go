@@ -133,7 +133,8 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	a.store, err = store.Open(ctx, store.Options{DSN: dsn, Schema: cfg.DBSchema, MaxConns: int32(cfg.DBPoolSize),
 		ConnectTimeout: cfg.DBConnectionTimeout, IdleTimeout: cfg.DBIdleTimeout,
 		StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.DBLockTimeout,
-		RequestTimeout: cfg.DBRequestTimeout, Log: o.logger})
+		RequestTimeout: cfg.DBRequestTimeout, Log: o.logger,
+		Pooler: cfg.DatabasePooler == "transaction", SessionDSN: cfg.DatabaseSessionURL})
 	if err != nil {
 		return nil, err
 	}

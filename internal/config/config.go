@@ -68,6 +68,15 @@ type Config struct {
 
 	// DatabaseURL is used verbatim when set (DATABASE_URL).
 	DatabaseURL string
+	// DatabasePooler says what sits between the broker and PostgreSQL (DATABASE_POOLER): "none"
+	// (a direct connection: session state lasts) or "transaction" (a pooler in transaction mode,
+	// such as PgBouncer's pool_mode=transaction: every transaction may run on another server
+	// session, so the broker keeps no session state there; docs/deploy.md "Behind a pooler").
+	DatabasePooler string
+	// DatabaseSessionURL names a direct connection for what needs a session of its own behind a
+	// transaction pooler: the LISTEN of cross-instance wake-ups and the background jobs' advisory
+	// locks (DATABASE_SESSION_URL); empty: the broker polls and leads by lease rows instead.
+	DatabaseSessionURL string
 	// PGHost is the database host (PG_HOST).
 	PGHost string
 	// PGPort is the database port (PG_PORT).
@@ -293,6 +302,14 @@ func (c *Config) finish() error {
 	}
 	if c.FileBufferDir == "" {
 		c.FileBufferDir = filepath.Join(c.DataDir, "buffers")
+	}
+	if c.DatabaseSessionURL != "" && c.DatabasePooler != "transaction" {
+		// Without a pooler every connection is a session already: a second URL would only
+		// split the broker across two targets.
+		return errors.New("DATABASE_SESSION_URL is for DATABASE_POOLER=transaction")
+	}
+	if c.DatabasePooler == "transaction" && c.DatabaseURL == "" && !c.PGConfigured {
+		return errors.New("DATABASE_POOLER=transaction needs DATABASE_URL (or PG_*) naming the pooler: the embedded PostgreSQL has none")
 	}
 	c.DefaultTimeout = min(c.DefaultTimeout, maxDefaultTimeout)
 	c.PopWaitMaxInterval = min(c.PopWaitMaxInterval, maxPopWaitInterval)

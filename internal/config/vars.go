@@ -72,6 +72,12 @@ var variables = []variable{
 
 	{group: "Database", name: "DATABASE_URL", help: "PostgreSQL URL or key/value string; overrides PG_*",
 		set: strVar(func(c *Config) *string { return &c.DatabaseURL })},
+	{group: "Database", name: "DATABASE_POOLER", def: "none",
+		help: "none (a direct connection) or transaction (PgBouncer's pool_mode=transaction or a managed pooler: no session state is kept; queen-go's own)",
+		set:  enumVar([]string{"none", "transaction"}, func(c *Config) *string { return &c.DatabasePooler })},
+	{group: "Database", name: "DATABASE_SESSION_URL", shown: `""`,
+		help: "with DATABASE_POOLER=transaction: a direct connection for LISTEN and the jobs' advisory locks; unset: wake-ups by polling, leadership by lease rows (queen-go's own)",
+		set:  strVar(func(c *Config) *string { return &c.DatabaseSessionURL })},
 	{group: "Database", name: "PG_HOST", def: "localhost", help: "database host",
 		set: strVar(func(c *Config) *string { return &c.PGHost })},
 	{group: "Database", name: "PG_PORT", def: "5432", help: "database port",

@@ -27,4 +27,7 @@ type DatabaseDetail struct {
 const (
 	ListenerConnected    = "connected"
 	ListenerReconnecting = "reconnecting"
+	// ListenerPolling: there is no listener, by configuration (behind a transaction pooler
+	// without DATABASE_SESSION_URL); wake-ups from other instances come by polling.
+	ListenerPolling = "polling"
 )

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/budget"
 )
 
@@ -63,16 +61,14 @@ func (a clearBatchArgs) args() []any { return []any{a.Run, a.Pid, a.Upto, a.Limi
 // to run the batch and hold the partition after the caller gave up.
 func (s *Store) ClearBatch(ctx context.Context, run string, t ClearTarget, limit int, timeout time.Duration) (removed, unconsumed int64, done bool, err error) {
 	args := clearBatchArgs{Run: run, Pid: t.PartitionID, Upto: t.Upto, Limit: limit, Now: s.nowArg()}
-	err = s.withConn(budget.Bulk(ctx), func(ctx context.Context, c *pgxpool.Conn) error {
-		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-			if timeout > 0 {
-				ms := strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
-				if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", ms); err != nil {
-					return err
-				}
+	err = s.inTx(budget.Bulk(ctx), func(ctx context.Context, tx querier) error {
+		if timeout > 0 {
+			ms := strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
+			if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", ms); err != nil {
+				return err
 			}
-			return tx.QueryRow(ctx, sqlClearBatch, args.args()...).Scan(&removed, &unconsumed, &done)
-		})
+		}
+		return tx.QueryRow(ctx, sqlClearBatch, args.args()...).Scan(&removed, &unconsumed, &done)
 	})
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("clear batch: %w", err)

@@ -16,6 +16,7 @@ import (
 type dbHealth struct {
 	mu        sync.Mutex
 	listening bool // the notification listener holds its connection
+	polling   bool // there is no listener (behind a pooler without a session URL)
 }
 
 // setListening records the notification listener's state.
@@ -61,8 +62,11 @@ func (s *Store) DatabaseDetail() mq.DatabaseDetail {
 	}
 	o.mu.Unlock()
 	s.health.mu.Lock()
-	if s.health.listening {
+	switch {
+	case s.health.listening:
 		d.Listener = mq.ListenerConnected
+	case s.health.polling:
+		d.Listener = mq.ListenerPolling
 	}
 	s.health.mu.Unlock()
 	return d

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/budget"
@@ -18,6 +20,9 @@ import (
 type Leader struct {
 	s *Store
 	c *pgxpool.Conn
+	// job and holder name the lease row the job leads by behind a pooler without direct
+	// sessions (leadByLease); holder is empty when it holds the advisory lock instead.
+	job, holder string
 }
 
 // A job's statements are not cut short by Stop: a statement cancelled in flight breaks the
@@ -55,21 +60,45 @@ func jobRows[T any](ctx context.Context, l *Leader, q readQuery[T], args pgx.Str
 }
 
 // jobQuery runs sql on the job's connection within its statement deadline (stmtContext) and
-// reads the result with read.
+// reads the result with read. A job leading by a lease row (behind a pooler) runs it in a
+// transaction of its own that renews the lease first.
 func jobQuery[R any](ctx context.Context, l *Leader, sql string, args pgx.StrictNamedArgs, read func(pgx.Rows, error) (R, error)) (R, error) {
+	var v R
 	if err := ctx.Err(); err != nil {
-		var zero R
-		return zero, err
+		return v, err
 	}
 	sctx, cancel := l.stmtContext(ctx)
 	defer cancel()
-	v, err := read(l.c.Query(sctx, sql, named(args)...))
+	var err error
+	if l.s.begin != "" && l.s.session == nil {
+		// Behind a pooler without sessions the statement needs the unit's settings; a job
+		// leading by lease (l.holder set) renews the lease in the same transaction.
+		err = inUnit(sctx, l.s.begin, l.c.Conn(), func(ctx context.Context) error {
+			if l.holder != "" {
+				r, err := sqlLeaseRenew.one(l.c.Query(ctx, sqlLeaseRenew.sql, l.leaseArgs()))
+				if err != nil {
+					return err
+				}
+				if !r.Locked {
+					return errLostLease
+				}
+			}
+			var err error
+			v, err = read(l.c.Query(ctx, sql, named(args)...))
+			return err
+		})
+	} else {
+		v, err = read(l.c.Query(sctx, sql, named(args)...))
+	}
 	return v, classify(deadlineError(context.WithoutCancel(ctx), sctx, err))
 }
 
 var (
 	sqlTryLock           = queryOf[tryLockRow]("job_try_lock")
 	sqlUnlock            = queryOf[unlockRow]("job_unlock")
+	sqlLeaseTake         = queryOf[tryLockRow]("job_lease_take")
+	sqlLeaseRenew        = queryOf[tryLockRow]("job_lease_renew")
+	sqlLeaseRelease      = queryOf[unlockRow]("job_lease_release")
 	sqlJobClaim          = queryOf[jobClaimRow]("job_claim")
 	sqlRetentionBatch    = queryOf[RemovalCount]("retention_batch")
 	sqlEvictionBatch     = queryOf[RemovalCount]("eviction_batch")
@@ -114,9 +143,14 @@ type (
 
 // TryLead runs fn while holding job's advisory lock on a connection of its own. It reports
 // false, without calling fn, when another session — another instance — holds the lock. The
-// lock is keyed by job and schema, so brokers on different schemas lead independently.
+// lock is keyed by job and schema, so brokers on different schemas lead independently. Behind a
+// transaction pooler the connection is a direct session of DATABASE_SESSION_URL, or, without
+// one, the job leads by its lease row (leadByLease).
 func (s *Store) TryLead(ctx context.Context, job string, fn func(*Leader) error) (led bool, err error) {
-	c, err := s.acquire(ctx)
+	if s.begin != "" && s.session == nil {
+		return s.leadByLease(ctx, job, fn)
+	}
+	c, err := s.acquireLeader(ctx)
 	if err == nil {
 		err = func() error {
 			defer c.Release()
@@ -136,6 +170,74 @@ func (s *Store) TryLead(ctx context.Context, job string, fn func(*Leader) error)
 		return led, fmt.Errorf("job %s: %w", job, err)
 	}
 	return led, nil
+}
+
+// acquireLeader takes the connection a job's advisory lock lives on: a pooled one, or behind a
+// pooler a direct session, within DB_CONNECTION_TIMEOUT (a job that finds none waits for its
+// next tick).
+func (s *Store) acquireLeader(ctx context.Context) (*pgxpool.Conn, error) {
+	if s.session == nil {
+		return s.acquire(ctx)
+	}
+	actx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	c, err := s.session.Acquire(actx)
+	if err != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w: DATABASE_SESSION_URL: %w", mq.ErrUnavailable, err)
+	}
+	return c, err
+}
+
+// leaseTTL is how long a job's lease row lasts without a renewal: every statement renews it,
+// and one statement may take DB_STATEMENT_TIMEOUT, so twice that (at least a minute). An
+// instance that dies holding it leaves the job to the others after that long.
+func (s *Store) leaseTTL() time.Duration { return max(2*s.bulkTimeout, time.Minute) }
+
+// errLostLease stops a job whose lease row another instance took after it expired.
+var errLostLease = errors.New("the job's lease passed to another instance")
+
+// leadByLease is TryLead behind a pooler without direct sessions: the job's lease row (migration
+// 0018) takes the advisory lock's place. Each of the job's statements runs in a transaction of
+// its own that renews the row first (jobQuery), so a job that lost its lease stops at its next
+// statement, and a statement in flight keeps the row locked against a takeover until it commits.
+func (s *Store) leadByLease(ctx context.Context, job string, fn func(*Leader) error) (led bool, err error) {
+	c, err := s.acquire(ctx)
+	if err == nil {
+		err = func() error {
+			defer c.Release()
+			l := &Leader{s: s, c: c, job: job, holder: uuid.NewString()}
+			// Taken as a plain statement: there is no lease to renew yet.
+			r, err := jobQuery(ctx, &Leader{s: s, c: c}, sqlLeaseTake.sql, l.leaseArgs(), sqlLeaseTake.one)
+			if led = r.Locked; err != nil || !led {
+				if err != nil {
+					closeConn(c)
+				}
+				return err
+			}
+			defer l.giveBack(ctx)
+			return fn(l)
+		}()
+	}
+	if err = s.outcome(ctx, err); err != nil {
+		return led, fmt.Errorf("job %s: %w", job, err)
+	}
+	return led, nil
+}
+
+// leaseArgs are the arguments of the lease statements.
+func (l *Leader) leaseArgs() pgx.StrictNamedArgs {
+	return pgx.StrictNamedArgs{"job": l.job, "holder": l.holder, "ttl": l.s.leaseTTL()}
+}
+
+// giveBack releases the lease row; when that fails the row expires by itself after leaseTTL.
+func (l *Leader) giveBack(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.s.timeout)
+	defer cancel()
+	args := l.leaseArgs()
+	delete(args, "ttl")
+	if _, err := jobQuery(ctx, &Leader{s: l.s, c: l.c}, sqlLeaseRelease.sql, args, sqlLeaseRelease.one); err != nil {
+		closeConn(l.c)
+	}
 }
 
 // release gives the lock back. When that fails (the job's context ended mid-statement, the

@@ -33,7 +33,19 @@ type Listeners struct {
 // Listen holds a dedicated connection LISTENing on the wake channel and calls the listeners for
 // each notification until ctx ends. When the connection is lost it reconnects with back-off
 // and calls l.Reconnect once it is back, since notifications may have been missed meanwhile.
+//
+// Behind a transaction pooler LISTEN needs a direct session: it dials DATABASE_SESSION_URL,
+// and without one it returns at once, saying so in the log: parked pops then find other
+// instances' work by their fallback polls and maintenance changes by their re-read.
 func (s *Store) Listen(ctx context.Context, log *slog.Logger, l Listeners) {
+	if s.sessionDSN == "" {
+		s.health.mu.Lock()
+		s.health.polling = true
+		s.health.mu.Unlock()
+		log.Info("behind a transaction pooler without DATABASE_SESSION_URL: no LISTEN; parked pops poll for " +
+			"other instances' pushes (at most POP_WAIT_MAX_INTERVAL_MS apart) and maintenance changes are re-read every second")
+		return
+	}
 	backoff := 100 * time.Millisecond
 	first := true
 	failing := false // logged once per outage, not once per reconnect attempt
@@ -77,7 +89,7 @@ func (s *Store) Listen(ctx context.Context, log *slog.Logger, l Listeners) {
 // one, and the listener would wait on it forever, missing every wake-up once the database is
 // back on a fresh connection.
 func (s *Store) listenOnce(ctx context.Context, onConnected func(), l Listeners) error {
-	cfg, err := pgx.ParseConfig(s.dsn)
+	cfg, err := pgx.ParseConfig(s.sessionDSN)
 	if err != nil {
 		return err
 	}

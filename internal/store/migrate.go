@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/budget"
 )
 
@@ -36,24 +34,17 @@ func (s *Store) Migrate(ctx context.Context) error {
 	// migration), each bounded by statement_timeout on the server; the broker's own deadline
 	// on all of them only has to keep a frozen server from holding start-up forever.
 	ctx = budget.WorkFor(ctx, migrationDeadlineFactor*s.bulkTimeout)
-	return s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
-		if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLockKey); err != nil {
+	// The lock is transaction-scoped: it works the same through a transaction pooler, where a
+	// session lock would stay behind on whichever server session took it.
+	return s.inTx(ctx, func(ctx context.Context, tx querier) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLockKey); err != nil {
 			return fmt.Errorf("take migration lock: %w", err)
 		}
-		defer func() {
-			// Bounded: on a server that stopped answering, the connection is closed instead
-			// (withConn), which frees the lock with the session.
-			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
-			defer cancel()
-			if _, err := c.Exec(uctx, "SELECT pg_advisory_unlock($1)", migrationLockKey); err != nil {
-				closeConn(c)
-			}
-		}()
-		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return s.migrate(ctx, tx) })
+		return s.migrate(ctx, tx)
 	})
 }
 
-func (s *Store) migrate(ctx context.Context, tx pgx.Tx) error {
+func (s *Store) migrate(ctx context.Context, tx querier) error {
 	schema := quoteIdent(s.schema)
 	stmts := []string{
 		"CREATE SCHEMA IF NOT EXISTS " + schema,
@@ -125,7 +116,7 @@ func listMigrations() ([]migration, error) {
 
 // installFunctions re-creates the PL/pgSQL functions and the row types their files define
 // when their combined text changed, so a running fleet is not disturbed by every restart.
-func installFunctions(ctx context.Context, tx pgx.Tx) error {
+func installFunctions(ctx context.Context, tx querier) error {
 	names, err := fs.Glob(sqlFiles, "sql/functions/*.sql")
 	if err != nil {
 		return err

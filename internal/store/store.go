@@ -35,6 +35,14 @@ type Options struct {
 	// Log receives the outage reports (one line when the database becomes unavailable, one
 	// when it is back); nil: slog.Default().
 	Log *slog.Logger
+	// Pooler: DSN names a pooler in transaction mode (DATABASE_POOLER=transaction), where each
+	// transaction may run on another server session, so nothing may rely on session state
+	// (pooler.go).
+	Pooler bool
+	// SessionDSN, behind a pooler, names a direct connection for what needs a session: the
+	// notification listener and the jobs' advisory locks (DATABASE_SESSION_URL); empty: the
+	// listener is off (parked pops poll) and jobs lead by lease rows.
+	SessionDSN string
 }
 
 // Store is the PostgreSQL access layer. It is safe for concurrent use.
@@ -55,6 +63,13 @@ type Store struct {
 	health dbHealth
 	// fullRetries counts connection attempts refused by a full server and tried again (acquire).
 	fullRetries atomic.Int64
+	// Behind a transaction pooler (pooler.go): begin opens every unit of work, a transaction
+	// whose session settings are SET LOCAL ("" on a direct connection, where they travel in
+	// the start-up message); session is the pool of direct connections for the jobs' advisory
+	// locks, and sessionDSN the listener's target, when DATABASE_SESSION_URL names one.
+	begin      string
+	session    *pgxpool.Pool
+	sessionDSN string
 }
 
 // Open creates the pool. It does not wait for the database to be reachable: routes answer
@@ -112,20 +127,30 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.LockTimeout > 0 {
 		rp["lock_timeout"] = fmt.Sprint(o.LockTimeout.Milliseconds())
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
+	s := &Store{schema: o.Schema, timeout: o.ConnectTimeout, requestTimeout: o.RequestTimeout,
+		bulkTimeout: bulk, dsn: o.DSN, sessionDSN: o.DSN}
+	if o.Pooler {
+		if s.session, err = s.behindPooler(ctx, cfg, o.SessionDSN); err != nil {
+			return nil, err
+		}
+	}
+	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		if s.session != nil {
+			s.session.Close()
+		}
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	s := &Store{pool: pool, schema: o.Schema, timeout: o.ConnectTimeout, requestTimeout: o.RequestTimeout,
-		bulkTimeout: bulk, dsn: o.DSN}
-	s.outage = newOutageTracker(o.Log, s.probe, pool.Reset)
+	s.outage = newOutageTracker(o.Log, s.probe, s.pool.Reset)
 	return s, nil
 }
 
-// Close ends the outage probe and closes the pool.
+// Close ends the outage probe and closes the pools.
 func (s *Store) Close() {
 	s.outage.close()
 	s.pool.Close()
+	if s.session != nil {
+		s.session.Close()
+	}
 }
 
 // Schema is the PostgreSQL schema in use.
@@ -254,7 +279,7 @@ func (s *Store) withConn(ctx context.Context, fn func(context.Context, *pgxpool.
 	c, err := s.acquire(ctx)
 	if err == nil {
 		wctx, cancel := s.limits().Work(ctx)
-		err = fn(wctx, c)
+		err = s.unit(wctx, c, fn)
 		if err != nil && wctx.Err() != nil {
 			// Ended mid-call: the connection may still be inside a statement or transaction.
 			closeConn(c)

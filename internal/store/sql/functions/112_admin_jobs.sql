@@ -16,9 +16,9 @@ RETURNS bigint LANGUAGE sql AS $$
     SELECT count(*) FROM pruned;
 $$;
 
--- Per job of p_jobs (in that order): whether an instance holds its advisory lock now, its
--- latest run, its latest success and failure, and its runs and failures in the day before
--- p_now.
+-- Per job of p_jobs (in that order): whether an instance holds its advisory lock (or, behind a
+-- pooler, its lease row) now, its latest run, its latest success and failure, and its runs and
+-- failures in the day before p_now.
 CREATE OR REPLACE FUNCTION qg_job_summaries(p_jobs text[], p_now timestamptz)
 RETURNS TABLE (job text, running boolean, leader text, last_run_at timestamptz, last_duration_ms bigint,
                last_failed boolean, last_error text, last_success_at timestamptz, last_failure_at timestamptz,
@@ -28,7 +28,8 @@ LANGUAGE sql STABLE AS $$
            EXISTS (SELECT 1 FROM pg_locks k
                    WHERE k.locktype = 'advisory' AND k.granted AND k.objsubid = 1
                      AND k.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
-                     AND ((k.classid::bigint << 32) | k.objid::bigint) = qg_job_lock_key(j.job)),
+                     AND ((k.classid::bigint << 32) | k.objid::bigint) = qg_job_lock_key(j.job))
+           OR EXISTS (SELECT 1 FROM job_leases k WHERE k.job = j.job AND k.expires_at > clock_timestamp()),
            latest.worker_id, latest.started_at, latest.duration_ms, latest.failed, latest.error,
            (SELECT max(l.started_at) FROM job_run_log l WHERE l.job = j.job AND NOT l.failed),
            (SELECT max(l.started_at) FROM job_run_log l WHERE l.job = j.job AND l.failed),

@@ -10,6 +10,17 @@ SELECT pg_try_advisory_lock(qg_job_lock_key(p_job => @job)) AS locked
 -- name: job_unlock
 SELECT pg_advisory_unlock(qg_job_lock_key(p_job => @job)) AS freed
 
+-- Behind a transaction pooler without a direct session, a job leads by a lease row instead
+-- (migration 0018): take it without waiting, renew it before each statement, give it back.
+-- name: job_lease_take
+SELECT qg_job_lease_take(p_job => @job, p_holder => @holder, p_ttl => @ttl) AS locked
+
+-- name: job_lease_renew
+SELECT qg_job_lease_renew(p_job => @job, p_holder => @holder, p_ttl => @ttl) AS locked
+
+-- name: job_lease_release
+SELECT qg_job_lease_release(p_job => @job, p_holder => @holder) AS freed
+
 -- Claims a run's start in the job's cluster-wide schedule (NULL gap: always).
 -- name: job_claim
 SELECT qg_job_claim(p_job => @job, p_gap => @gap, p_worker => @worker) AS claimed
