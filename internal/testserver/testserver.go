@@ -171,6 +171,7 @@ func Config(dsn string, o Options) config.Config {
 		panic(fmt.Sprintf("the configuration does not load: %v", err)) // a bug, not a test failure
 	}
 	cfg.DatabaseURL, cfg.WorkerID, cfg.LogLevel, cfg.DBPoolSize = dsn, "test", "warn", PoolSize
+	throughPooler(&cfg, dsn)
 	// Generous database deadlines: a test suite shares two cores and one PostgreSQL with other
 	// packages, and a fresh session compiles the PL/pgSQL functions on its first call, so the
 	// production 2 s / 10 s would turn load into 503s in tests about something else. The
@@ -251,6 +252,12 @@ func Main(m *testing.M, dsn *string, run func() int) {
 			fmt.Fprintln(os.Stderr, "migrate:", err)
 			return 1
 		}
+		stop, err := startPooler(d)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pooler:", err)
+			return 1
+		}
+		defer stop()
 		*dsn = d
 		return run()
 	})
