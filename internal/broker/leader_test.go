@@ -15,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
@@ -329,5 +330,36 @@ func TestMergedConsumerCallLeaderPanicStrandsNoRequest(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// One retry policy for every merged call: retried request by request only when PostgreSQL
+// itself refused the call (nothing committed, the database there); anything else, and any call
+// of one request, answers every request the call's error.
+func TestRetryAlonePolicy(t *testing.T) {
+	pg := func(code string) error { return &pgconn.PgError{Code: code} }
+	for _, c := range []struct {
+		name string
+		n    int
+		err  error
+		want bool
+	}{
+		{"bad input", 3, fmt.Errorf("push: %w", pg("22P02")), true},
+		{"deadlock", 3, pg("40P01"), true},
+		{"serialization failure", 3, pg("40001"), true},
+		{"its own statement timeout", 3, errors.Join(mq.ErrUnavailable, pg("57014")), true},
+		{"its own lock timeout", 3, errors.Join(mq.ErrUnavailable, pg("55P03")), true},
+		{"one request", 1, pg("22P02"), false},
+		{"connection lost", 3, errors.Join(mq.ErrUnavailable, pg("08006")), false},
+		{"shutdown", 3, errors.Join(mq.ErrUnavailable, pg("57P01")), false},
+		{"standby", 3, errors.Join(mq.ErrUnavailable, pg("25006")), false},
+		{"no connection", 3, fmt.Errorf("%w: dial tcp: connection refused", mq.ErrUnavailable), false},
+		{"busy", 3, mq.ErrBusy, false},
+		{"answer that cannot be split", 3, errors.New("push returned 2 results for 3 items"), false},
+		{"panicked", 3, panicError("bug"), false},
+	} {
+		if got := retryAlone(c.n, c.err); got != c.want {
+			t.Errorf("%s: retryAlone(%d, %v) = %v, want %v", c.name, c.n, c.err, got, c.want)
+		}
 	}
 }
