@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
-	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/waiter"
 )
 
@@ -51,11 +50,8 @@ func newAckMerger() *merger[ackReq] {
 }
 
 // runAcks applies a merged call of ack requests in one transaction (store.AckMany: each
-// request evaluated as alone, in order). A call of several that PostgreSQL failed as a whole (a
-// deadlock, a serialization failure, its lock or statement timeout: store.ServerAnswered) is
-// retried request by request, each under its own deadlines, so one request never fails
-// another; one that lost the database (no connection, no answer within the deadline) fails
-// them all, as each would have failed alone.
+// request evaluated as alone, in order). A call that fails as a whole is retried request by
+// request or fails them all, as retryAlone says: one request never fails another.
 func (b *Broker) runAcks(call []*mergeJob[ackReq]) {
 	ctx := callContext(b.store, call)
 	reqs := make([][]mq.AckItem, len(call))
@@ -71,16 +67,16 @@ func (b *Broker) runAcks(call []*mergeJob[ackReq]) {
 			j.req.res = res[i]
 			j.answer(nil)
 		}
-	case len(call) == 1 || !store.ServerAnswered(err):
-		markCall(call, err)
-		for _, j := range call {
-			j.answer(err)
-		}
-	default:
+	case retryAlone(len(call), err):
 		for _, j := range call {
 			dctx, span := b.startDB(j.ctx, "ack")
 			j.req.res, err = b.store.Ack(dctx, j.req.items)
 			endSpan(span, err)
+			j.answer(err)
+		}
+	default:
+		markCall(call, err)
+		for _, j := range call {
 			j.answer(err)
 		}
 	}

@@ -121,7 +121,7 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 	}
 	return &Broker{store: st, hub: hub, cfg: cfg, log: log, sealer: sealer{key: cfg.EncryptionKey},
 		pushes: &coalescer{write: st.Push, maxItems: cfg.PushCallItems, maxInflight: cfg.PushCalls, timeout: time.Minute,
-			waitDeadline: st.WaitDeadline, judge: st.Judge, outage: st.OutageBegun},
+			waitDeadline: st.WaitDeadline, judge: st.Judge, outage: st.OutageBegun, log: log},
 		signals: &signaler{notify: st.NotifyQueues, timeout: 5 * time.Second, gap: signalGap, kick: make(chan struct{}, 1)},
 		popGate: &callGate{size: 4, outage: st.OutageBegun}, consumeGate: &callGate{size: cfg.ConsumeCalls, outage: st.OutageBegun},
 		modes: newModes(),

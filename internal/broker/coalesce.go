@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -40,8 +42,9 @@ import (
 // ordered by their first message id, which is the order their ids were minted in (UUIDv7,
 // increasing within the process): so a call's ids rise with its positions, and the push SQL
 // has no id descent to date a millisecond later and wait for (docs/design.md, "Message order
-// within a partition"). A call that fails for a reason other than an unavailable database is
-// retried request by request, so one bad request never fails the others.
+// within a partition"). A call that fails as a whole is retried request by request or fails
+// them all, as retryAlone says, so one bad request never fails the others; whatever a call
+// does, even panic, every request it took is answered and its lane freed (call).
 //
 // Waiting for a call counts like waiting for a pooled connection (docs/api/operations.md §9.1,
 // §9.7): a request still queued at its wait deadline, or when a database outage begins, is
@@ -67,6 +70,8 @@ type coalescer struct {
 	// outage returns a channel closed when a database outage begins (store.OutageBegun); nil:
 	// waits end only at their deadline.
 	outage func() <-chan struct{}
+	// log receives the panics of calls (call); nil: slog.Default().
+	log *slog.Logger
 
 	once    sync.Once
 	mu      sync.Mutex
@@ -77,12 +82,23 @@ type coalescer struct {
 }
 
 type pushJob struct {
+	// ctx is the request's, without its cancellation: its values (its budget, its trace) for
+	// a write of the request alone, which a client that went away must not cut short.
+	ctx       context.Context
 	items     []store.PushRow
 	parts     []partRef // its distinct partitions
 	lane      int       // of a request on one partition: its partition's hash modulo maxInflight; else -1
 	done      chan pushDone
 	waitUntil time.Time    // the request's wait deadline
 	state     atomic.Int32 // jobPending, then jobTaken by a flusher or jobWithdrawn by its submitter
+	answered  bool         // set by answer, on the flusher that took it
+}
+
+// answer sends j its answer; a job is answered once, by the flusher that took it or withdrew
+// it (done holds that one answer, whether or not its submitter still waits).
+func (j *pushJob) answer(d pushDone) {
+	j.answered = true
+	j.done <- d
 }
 
 // A job's states: the flusher and the submitter race for a pending job at its wait deadline,
@@ -186,7 +202,8 @@ func (c *coalescer) submit(ctx context.Context, items []store.PushRow) ([]mq.Pus
 // or an outage while it is still queued.
 func (c *coalescer) await(ctx context.Context, items []store.PushRow) ([]mq.PushResult, error) {
 	c.init()
-	job := &pushJob{items: items, parts: partKeys(items), done: make(chan pushDone, 1), waitUntil: c.waitUntil(ctx)}
+	job := &pushJob{ctx: context.WithoutCancel(ctx), items: items, parts: partKeys(items), done: make(chan pushDone, 1),
+		waitUntil: c.waitUntil(ctx)}
 	job.lane = c.laneOf(job.parts)
 	var outage <-chan struct{}
 	if c.outage != nil {
@@ -270,9 +287,36 @@ func (c *coalescer) flushPending() {
 		if more {
 			c.wake() // another flusher may find a call that can run beside this one
 		}
-		c.flush(jobs)
-		c.release(lane)
+		c.call(jobs, lane)
 	}
+}
+
+// call writes jobs in one call (flush) and then frees lane, letting every request of it go
+// whatever flush does (mergedcall.go): the requests it did not answer get errCallUnanswered,
+// or errCallPanicked when it panicked. A flusher belongs to no request, so a panic is not
+// raised again here, where it would end the process and every other client's requests with
+// it: it is logged with its stack and costs the requests of its call, as a handler's panic
+// costs its request (the HTTP layer's recoverPanics).
+func (c *coalescer) call(jobs []*pushJob, lane int) {
+	defer c.release(lane)
+	defer func() {
+		v := recover()
+		err := errCallUnanswered
+		if v != nil {
+			err = panicError(v)
+			log := c.log
+			if log == nil {
+				log = slog.Default()
+			}
+			log.Error("push call panicked", "requests", len(jobs), "panic", v, "stack", string(debug.Stack()))
+		}
+		for _, j := range jobs {
+			if !j.answered {
+				j.answer(pushDone{err: err})
+			}
+		}
+	}()
+	c.flush(jobs)
 }
 
 // drainAtStop writes every request still queued when the run ends. A flusher that finds
@@ -316,7 +360,7 @@ func (c *coalescer) take() (jobs []*pushJob, lane int, more bool) {
 			break
 		}
 		if !now.Before(j.waitUntil) && j.state.CompareAndSwap(jobPending, jobWithdrawn) {
-			j.done <- pushDone{err: errQueueTimeout} // too late to start: never written
+			j.answer(pushDone{err: errQueueTimeout}) // too late to start: never written
 			continue
 		}
 		if j.state.Load() != jobPending {
@@ -402,7 +446,9 @@ func firstID(j *pushJob) string {
 
 // flush writes jobs in one call. The call waits for a connection until the earliest wait
 // deadline among them (each request's waits total DB_CONNECTION_TIMEOUT), and its work is
-// bounded by the store's DB_REQUEST_TIMEOUT.
+// bounded by the store's DB_REQUEST_TIMEOUT. A call that fails as a whole is retried request
+// by request or fails them all, as retryAlone says; a request retried alone runs under its own
+// deadlines.
 func (c *coalescer) flush(jobs []*pushJob) {
 	waitUntil := jobs[0].waitUntil
 	for _, j := range jobs[1:] {
@@ -413,11 +459,7 @@ func (c *coalescer) flush(jobs []*pushJob) {
 	ctx, cancel := context.WithTimeout(budget.WithWaitDeadline(context.Background(), waitUntil), c.timeout)
 	defer cancel()
 	if len(jobs) == 1 {
-		res, err := c.write(ctx, jobs[0].items)
-		if err == nil && len(res) != len(jobs[0].items) {
-			res, err = nil, fmt.Errorf("push returned %d results for %d items", len(res), len(jobs[0].items))
-		}
-		jobs[0].done <- pushDone{res, err}
+		jobs[0].answer(c.writeAll(ctx, jobs[0].items))
 		return
 	}
 	slices.SortStableFunc(jobs, func(a, b *pushJob) int { return strings.Compare(firstID(a), firstID(b)) })
@@ -431,29 +473,36 @@ func (c *coalescer) flush(jobs []*pushJob) {
 	for _, j := range jobs {
 		all = append(all, j.items...)
 	}
-	res, err := c.write(ctx, all)
+	d := c.writeAll(ctx, all)
 	switch {
-	case err == nil && len(res) != len(all):
-		// The call committed but its answer cannot be split: never write it again.
-		err = fmt.Errorf("push returned %d results for %d items", len(res), len(all))
-		fallthrough
-	case errors.Is(err, mq.ErrUnavailable), errors.Is(err, mq.ErrBusy):
-		// Past a deadline: writing each alone would only pass it again.
+	case d.err == nil:
+		res := d.res
 		for _, j := range jobs {
-			j.done <- pushDone{err: err}
-		}
-	case err == nil:
-		for _, j := range jobs {
-			j.done <- pushDone{res: res[:len(j.items):len(j.items)]}
+			j.answer(pushDone{res: res[:len(j.items):len(j.items)]})
 			res = res[len(j.items):]
 		}
-	default:
+	case retryAlone(len(jobs), d.err):
 		// Nothing was written (one transaction): find the request at fault by writing each
-		// alone, within what is left of the call's deadlines, so the requests still answer
-		// within their bound.
+		// alone, in order.
 		for _, j := range jobs {
-			r, err := c.write(ctx, j.items)
-			j.done <- pushDone{r, err}
+			ctx, cancel := context.WithTimeout(j.ctx, c.timeout)
+			j.answer(c.writeAll(ctx, j.items))
+			cancel()
+		}
+	default:
+		for _, j := range jobs {
+			j.answer(pushDone{err: d.err})
 		}
 	}
+}
+
+// writeAll writes items in one database call. A call that committed but answered with another
+// number of results than items fails: its answer cannot be split, and it must never be written
+// again (retryAlone refuses that error).
+func (c *coalescer) writeAll(ctx context.Context, items []store.PushRow) pushDone {
+	res, err := c.write(ctx, items)
+	if err == nil && len(res) != len(items) {
+		return pushDone{err: fmt.Errorf("push returned %d results for %d items", len(res), len(items))}
+	}
+	return pushDone{res, err}
 }

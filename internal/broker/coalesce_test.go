@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
 	"github.com/queen-go/queen/internal/testkit"
@@ -35,7 +37,8 @@ func (w *recordingWriter) write(_ context.Context, items []store.PushRow) ([]mq.
 	out := make([]mq.PushResult, len(items))
 	for i, it := range items {
 		if it.Key == "bad" {
-			return nil, errors.New("invalid input syntax for type json")
+			// As the store answers a request PostgreSQL refuses: the call is retried alone.
+			return nil, &pgconn.PgError{Code: "22P02", Message: "invalid input syntax for type json"}
 		}
 		out[i] = mq.PushResult{Status: mq.StatusQueued, MessageID: it.Key}
 	}

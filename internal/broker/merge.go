@@ -119,10 +119,22 @@ func (m *merger[T]) withdraw(j *mergeJob[T]) bool {
 	return true
 }
 
-// answer records err for j and lets its request go on.
+// answer records err for j and lets its request go on. Only the goroutine of the call that
+// took j answers it, once.
 func (j *mergeJob[T]) answer(err error) {
 	j.err = err
 	close(j.done)
+}
+
+// answered reports whether j was answered; only the goroutine of the call that took j asks,
+// so nothing answers it between the question and what the caller does next.
+func (j *mergeJob[T]) answered() bool {
+	select {
+	case <-j.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // wait waits for the call that took j to answer it, or for the request to end.
@@ -140,8 +152,9 @@ func (m *merger[T]) counts() (calls, requests int64) { return m.calls.Load(), m.
 
 // merged runs j's request through m: it waits for a slot (enter: the gates, abandoned as soon
 // as another call takes the request), and then, holding it, makes run's call for j and every
-// request that joins it; or it waits for the call that took j. run answers every job it is
-// given. A request that gives up waiting for a slot is withdrawn and never run.
+// request that joins it (lead: every request is answered and the slot given back whatever run
+// does); or it waits for the call that took j. A request that gives up waiting for a slot is
+// withdrawn and never run.
 func merged[T any](m *merger[T], j *mergeJob[T], enter func(ctx context.Context, abort <-chan struct{}) (func(), error),
 	run func(call []*mergeJob[T])) error {
 	m.add(j)
@@ -157,8 +170,7 @@ func merged[T any](m *merger[T], j *mergeJob[T], enter func(ctx context.Context,
 		leave()
 		return j.wait()
 	}
-	run(call)
-	leave()
+	lead(call, leave, run)
 	return j.err
 }
 

@@ -58,7 +58,9 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 			// The first attempt answers its failure (503). A parked pop keeps waiting and
 			// answers 204 at its deadline; a claim an abandoned attempt may have committed is
 			// never delivered, and its lease expires.
-			if attempt == 0 || ctx.Err() != nil || errors.Is(err, errStopped) {
+			// A merged call that panicked or left it unanswered is a defect, not a wait.
+			if attempt == 0 || ctx.Err() != nil || errors.Is(err, errStopped) ||
+				errors.Is(err, errCallPanicked) || errors.Is(err, errCallUnanswered) {
 				budget.Mark(ctx, err) // the request's own budget may not have seen the failure
 				return res, err
 			}
@@ -119,8 +121,8 @@ func samePop(a, b *popReq) bool {
 }
 
 // runPops serves a merged call of pop attempts with one walk (store.PopMany), each attempt
-// with its own batch size and lease; no two get the same pair. A call of several that
-// PostgreSQL failed as a whole is retried attempt by attempt, as runAcks does.
+// with its own batch size and lease; no two get the same pair. A call that fails as a whole is
+// retried attempt by attempt or fails them all, as retryAlone says.
 func (b *Broker) runPops(call []*mergeJob[popReq]) {
 	ctx := callContext(b.store, call)
 	shares := make([]store.PopShare, len(call))
@@ -136,16 +138,16 @@ func (b *Broker) runPops(call []*mergeJob[popReq]) {
 			j.req.msgs = out[i]
 			j.answer(nil)
 		}
-	case len(call) == 1 || !store.ServerAnswered(err):
-		markCall(call, err)
-		for _, j := range call {
-			j.answer(err)
-		}
-	default:
+	case retryAlone(len(call), err):
 		for _, j := range call {
 			dctx, span := b.startDB(j.ctx, "pop")
 			j.req.msgs, err = b.store.Pop(dctx, j.req.sr)
 			endSpan(span, err)
+			j.answer(err)
+		}
+	default:
+		markCall(call, err)
+		for _, j := range call {
 			j.answer(err)
 		}
 	}

@@ -89,8 +89,8 @@ func newTxnMerger() *merger[txnReq] {
 // runTxns runs a merged call of transaction requests in one PostgreSQL transaction, each in
 // a subtransaction of its own (store.Transactions): each request is still all or nothing and
 // gets exactly the answer it would have alone, and the call commits once, before any request
-// is answered. A call of several that PostgreSQL failed as a whole is retried request by
-// request, as runAcks does.
+// is answered. A call that fails as a whole is retried request by request or fails them all,
+// as retryAlone says.
 func (b *Broker) runTxns(call []*mergeJob[txnReq]) {
 	if len(call) == 1 {
 		j := call[0]
@@ -116,14 +116,14 @@ func (b *Broker) runTxns(call []*mergeJob[txnReq]) {
 			j.req.res = out[i].Results
 			j.answer(out[i].Err)
 		}
-	case !store.ServerAnswered(err):
+	case retryAlone(len(call), err):
+		for _, j := range call {
+			b.runTxns([]*mergeJob[txnReq]{j})
+		}
+	default:
 		markCall(call, err)
 		for _, j := range call {
 			j.answer(err)
-		}
-	default:
-		for _, j := range call {
-			b.runTxns([]*mergeJob[txnReq]{j})
 		}
 	}
 }

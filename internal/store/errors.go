@@ -50,16 +50,17 @@ func isServerTimeout(code string) bool { return code == "57014" || code == "55P0
 
 // ServerAnswered reports whether err is an answer of a working PostgreSQL: an error it raised
 // itself (a deadlock, a serialization failure, its own statement or lock timeout, a row of bad
-// input), not a lost connection, a shutdown, or the broker's own deadline. The broker retries a
-// merged call that failed so request by request: the database is there, and the cause may be
-// one request's.
+// input), not a lost connection, a shutdown, a standby refusing writes, or the broker's own
+// deadline. The broker retries a merged call that failed so request by request: the database
+// is there, and the cause may be one request's.
 func ServerAnswered(err error) bool {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
 		return false
 	}
 	switch {
-	case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03":
+	case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03",
+		pgErr.Code == "25006": // read-only: a standby refuses every request alike
 		return false
 	}
 	return !errors.Is(err, errDeadline)
