@@ -1,7 +1,7 @@
 # Everyday commands; CI runs .ci/run, which ends in `make test` and scripts/readme-test.sh.
 GO ?= go
 
-.PHONY: run test build release vet lint readme-test web web-check e2e
+.PHONY: run test test-pooler build release vet lint readme-test web web-check e2e
 
 # The version stamped into every binary with -X main.version (internal/version reads it):
 # `git describe` (nearest tag, commits since, commit, "-dirty"), "dev" outside a git checkout.
@@ -55,6 +55,15 @@ test:
 	[ $$rest = 0 ] && [ $$besides = 0 ]
 	cd client && $(GOTEST) ./...
 	cd cmd/queenctl && $(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) ./...
+	$(MAKE) --no-print-directory test-pooler
+
+# The end-to-end suites again with every broker behind a real PgBouncer in transaction mode
+# (docs/deploy.md, "Behind a connection pooler"), without and with DATABASE_SESSION_URL; each
+# package starts its own pooler (Debian's pgbouncer; .ci/run installs it).
+TEST_POOLED = ./internal/httpapi ./internal/sdktest
+test-pooler:
+	QUEEN_TEST_POOLER=transaction $(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) $(TEST_POOLED)
+	QUEEN_TEST_POOLER=session $(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) $(TEST_POOLED)
 
 # cmd/queenctl is a module of its own too (go.work): ./cmd/... does not reach it, so it is named.
 build:

@@ -17,13 +17,43 @@ export DB_CONNECTION_TIMEOUT="${DB_CONNECTION_TIMEOUT:-30000}"
 OUT="$(mktemp -d)"
 go build -o "$OUT/queen" ./cmd/queen
 go build -o "$OUT/queen-bench" ./cmd/queen-bench
+# POOLER=transaction puts the broker behind a PgBouncer in transaction mode (Debian's pgbouncer,
+# started here on port 16791 with POOLER_SIZE server connections, default 10); queen-bench's
+# baseline still talks to PostgreSQL directly. bench/pooler.sh compares the two.
+BROKER_DSN="$DSN"
+if [ "${POOLER:-}" = transaction ]; then
+	mkdir -p "$OUT/pgbouncer"
+	cat >"$OUT/pgbouncer/pgbouncer.ini" <<INI
+[databases]
+$DB = host=127.0.0.1 port=5432 dbname=$DB
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = 16791
+unix_socket_dir =
+auth_type = trust
+auth_file = $OUT/pgbouncer/users.txt
+pool_mode = transaction
+default_pool_size = ${POOLER_SIZE:-10}
+max_client_conn = 1000
+ignore_startup_parameters = extra_float_digits
+pidfile = $OUT/pgbouncer/pgbouncer.pid
+logfile = $OUT/pgbouncer/pgbouncer.log
+INI
+	echo '"postgres" ""' >"$OUT/pgbouncer/users.txt"
+	as=()
+	if [ "$(id -u)" = 0 ]; then chown -R postgres "$OUT/pgbouncer"; as=(runuser -u postgres --); fi
+	"${as[@]}" pgbouncer -d "$OUT/pgbouncer/pgbouncer.ini"
+	trap 'kill "$(cat "$OUT/pgbouncer/pgbouncer.pid")" 2>/dev/null || true' EXIT
+	BROKER_DSN="postgres://postgres@127.0.0.1:16791/$DB?sslmode=disable"
+	export DATABASE_POOLER=transaction
+fi
 
 run_one() { # name, then queen-bench arguments
 	local name="$1"; shift
 	psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null 2>&1
 	# a fresh spool per run: a spool left by an earlier run makes the broker spool every push
 	rm -rf "$OUT/spool"
-	FILE_BUFFER_DIR="$OUT/spool" DATABASE_URL="$DSN" PORT=$PORT LOG_LEVEL=warn "$OUT/queen" >"$OUT/queen.log" 2>&1 &
+	FILE_BUFFER_DIR="$OUT/spool" DATABASE_URL="$BROKER_DSN" PORT=$PORT LOG_LEVEL=warn "$OUT/queen" >"$OUT/queen.log" 2>&1 &
 	local pid=$!
 	for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
 	"$OUT/queen-bench" -server "http://127.0.0.1:$PORT" -db "$DSN" -pid "$pid" -quiet -json "$@" >"$OUT/$name.json"

@@ -420,6 +420,9 @@ func (a *App) Broker() *broker.Broker { return a.broker }
 // Metrics is the instance's metrics collector.
 func (a *App) Metrics() *metrics.Collector { return a.metrics }
 
+// Hub is the instance's parked pops.
+func (a *App) Hub() *waiter.Hub { return a.hub }
+
 // Jobs is the instance's background-job runner.
 func (a *App) Jobs() *maintenance.Runner { return a.jobs }
 

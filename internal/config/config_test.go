@@ -25,7 +25,7 @@ func TestDefaults(t *testing.T) {
 		Port: 6632, Host: "0.0.0.0", WorkerID: host, LogLevel: "info", DataDir: "./queen-data", DashboardEnabled: true,
 		HTTPIdleTimeout: time.Minute, HTTPReadTimeout: time.Minute, MaxInflightBodyBytes: 512 << 20, LogFormat: "text",
 		PGHost: "localhost", PGPort: 5432, PGDB: "postgres", PGUser: "postgres", PGPassword: "postgres",
-		PGSSLRejectUnauthorized: true, DBSchema: "queen_go", DBPoolSize: 50,
+		PGSSLRejectUnauthorized: true, DBSchema: "queen_go", DBPoolSize: 50, DatabasePooler: "none",
 		DBConnectionTimeout: 2 * time.Second, DBIdleTimeout: 30 * time.Second,
 		DBStatementTimeout: 30 * time.Second, DBLockTimeout: 10 * time.Second, DBRequestTimeout: 10 * time.Second,
 		DefaultTimeout: 30 * time.Second, DefaultBatchSize: 1,
@@ -280,7 +280,7 @@ func TestSpecVariablesCovered(t *testing.T) {
 		HTTP_IDLE_TIMEOUT HTTP_READ_TIMEOUT QUEEN_MAX_INFLIGHT_BODY_BYTES`)
 	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", "CONSUME_CONCURRENCY", "XMIN_WARN_SECONDS", // queen-go's own additions, not in the API reference
 		"LOG_FORMAT", "ACCESS_LOG", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-		"CORS_ALLOWED_ORIGINS", "ALLOWED_HOSTS"}
+		"CORS_ALLOWED_ORIGINS", "ALLOWED_HOSTS", "DATABASE_POOLER", "DATABASE_SESSION_URL"}
 	have := map[string]bool{}
 	for _, v := range variables {
 		if have[v.name] {
@@ -295,5 +295,32 @@ func TestSpecVariablesCovered(t *testing.T) {
 	}
 	if len(have) != len(spec)+len(ours) {
 		t.Errorf("table has %d variables, spec %d plus %d of ours", len(have), len(spec), len(ours))
+	}
+}
+
+// DATABASE_POOLER and DATABASE_SESSION_URL: a session URL only behind a pooler, and a pooler
+// only in front of a database of one's own.
+func TestPoolerSettings(t *testing.T) {
+	for _, c := range []struct {
+		env     map[string]string
+		wantErr string
+	}{
+		{map[string]string{"DATABASE_URL": "postgres://p:6432/q", "DATABASE_POOLER": "transaction"}, ""},
+		{map[string]string{"DATABASE_URL": "postgres://p:6432/q", "DATABASE_POOLER": "Transaction",
+			"DATABASE_SESSION_URL": "postgres://db:5432/q"}, ""},
+		{map[string]string{"DATABASE_URL": "postgres://db:5432/q", "DATABASE_SESSION_URL": "postgres://db:5432/q"},
+			"DATABASE_SESSION_URL is for DATABASE_POOLER=transaction"},
+		{map[string]string{"DATABASE_POOLER": "transaction"}, "DATABASE_POOLER=transaction needs DATABASE_URL"},
+		{map[string]string{"DATABASE_URL": "postgres://p:6432/q", "DATABASE_POOLER": "session"}, `"session" is not one of`},
+	} {
+		c2, err := Load(nil, env(c.env))
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%v: %v", c.env, err)
+		case c.wantErr == "" && c2.DatabasePooler != "transaction":
+			t.Errorf("%v: pooler %q", c.env, c2.DatabasePooler)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%v: error %v; want %q", c.env, err, c.wantErr)
+		}
 	}
 }
