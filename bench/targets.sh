@@ -41,7 +41,7 @@ logfile = $OUT/pgbouncer/pgbouncer.log
 INI
 	echo '"postgres" ""' >"$OUT/pgbouncer/users.txt"
 	as=()
-	if [ "$(id -u)" = 0 ]; then chown -R postgres "$OUT/pgbouncer"; as=(runuser -u postgres --); fi
+	if [ "$(id -u)" = 0 ]; then chmod 755 "$OUT"; chown -R postgres "$OUT/pgbouncer"; as=(runuser -u postgres --); fi
 	"${as[@]}" pgbouncer -d "$OUT/pgbouncer/pgbouncer.ini"
 	trap 'kill "$(cat "$OUT/pgbouncer/pgbouncer.pid")" 2>/dev/null || true' EXIT
 	BROKER_DSN="postgres://postgres@127.0.0.1:16791/$DB?sslmode=disable"
