@@ -193,6 +193,8 @@ func TestDatabase(t *testing.T) {
 	}{
 		{"nothing set", nil, "", true},
 		{"url wins", map[string]string{"DATABASE_URL": "postgres://u@h/db", "PG_HOST": "other"}, "postgres://u@h/db", false},
+		{"multi-host url kept whole", map[string]string{"DATABASE_URL": "postgres://u@h1:5432,h2:5432/db?target_session_attrs=read-write"},
+			"postgres://u@h1:5432,h2:5432/db?target_session_attrs=read-write", false},
 		{"pg host only", map[string]string{"PG_HOST": "db.example"},
 			"host=db.example port=5432 dbname=postgres user=postgres password=postgres sslmode=disable", false},
 		{"pg port only", map[string]string{"PG_PORT": "6543"},

@@ -1,9 +1,10 @@
 package store
 
 import (
-	"fmt"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,12 +27,26 @@ func (s *Store) setListening(on bool) {
 	s.health.mu.Unlock()
 }
 
+// target names the servers a connection string lets the broker connect to, in the order they
+// are tried (a multi-host DATABASE_URL lists a primary and its standbys), and the database:
+// "h1:5432,h2:5432/queen".
+func target(cfg *pgconn.Config) string {
+	hosts := []string{net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))}
+	for _, f := range cfg.Fallbacks {
+		h := net.JoinHostPort(f.Host, strconv.Itoa(int(f.Port)))
+		if !slices.Contains(hosts, h) { // one host is tried with TLS and without: one name
+			hosts = append(hosts, h)
+		}
+	}
+	return strings.Join(hosts, ",") + "/" + cfg.Database
+}
+
 // DatabaseDetail reports the connection's target and what this instance saw of the database,
 // without touching it.
 func (s *Store) DatabaseDetail() mq.DatabaseDetail {
 	d := mq.DatabaseDetail{Schema: s.schema, TLS: "off", Pool: s.Pool(), Listener: mq.ListenerReconnecting}
 	if cfg, err := pgconn.ParseConfig(s.dsn); err == nil {
-		d.Target = fmt.Sprintf("%s/%s", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), cfg.Database)
+		d.Target = target(cfg)
 		d.User = cfg.User
 		if t := cfg.TLSConfig; t != nil {
 			switch {

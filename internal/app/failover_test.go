@@ -1,0 +1,175 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/queen-go/queen/internal/app"
+	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/pgcluster"
+)
+
+// A broker whose DATABASE_URL names a primary and its synchronous standby
+// (target_session_attrs=read-write) follows a promotion without a restart: under load of
+// producers and two consumer groups, the primary crashes (pg_ctl stop -m immediate), pushes
+// meanwhile are spooled, the standby is promoted; then no acknowledged push is lost (spooled
+// ones included: they replay into the promoted standby, which keeps the system identifier the
+// spool's owner records), no message is delivered after its ack was answered as committed,
+// every partition is delivered in push order in each group, and the pool, the LISTEN
+// connection and the leader jobs all work on the new primary.
+//
+// The time from the promotion to a push written (not spooled) and popped again is logged; the
+// target is 5 s (the outage probe runs every 500 ms), and the test fails only past 30 s, a
+// bound no healthy run comes near, so that a loaded CI machine does not make it flaky.
+func TestFailoverToSynchronousStandbyLosesNothing(t *testing.T) {
+	ctx := t.Context()
+	primary := pgcluster.MustPrimary(t, pgcluster.Options{})
+	standby := pgcluster.MustStandby(t, primary, pgcluster.StandbyOptions{Name: "queen_standby"})
+	if err := primary.SetSynchronous(ctx, standby); err != nil {
+		t.Fatal(err)
+	}
+	if err := primary.CreateDatabase(ctx, "queen"); err != nil {
+		t.Fatal(err)
+	}
+	dsn := fmt.Sprintf("postgres://postgres@%s,%s/queen?sslmode=disable&target_session_attrs=read-write",
+		primary.Addr(), standby.Addr())
+	cfg := productionConfig(t, dsn, "queen_go")
+	cfg.PprofAddr = ""
+	cfg.FileBufferFlushInterval = 50 * time.Millisecond
+	log, logger := newLockedLog(t)
+	a := startApp(t, cfg, app.WithLogger(logger))
+	base := a.URL()
+	const queue = "failover"
+	if r := call(base, "POST", "/api/v1/configure", map[string]any{"queue": queue,
+		"options": map[string]any{"leaseTime": 5}}); r.code != 200 {
+		t.Fatalf("configure: %d %s", r.code, r.body)
+	}
+
+	load := newFailoverLoad(base, queue, 4, "g1", "g2")
+	load.start(2)
+	defer func() { // a failed test still ends its goroutines before the broker stops
+		closeOnce(load.stopProducers)
+		closeOnce(load.stopConsumers)
+		load.producersWG.Wait()
+		load.consumersWG.Wait()
+	}()
+	load.waitFor(t, "200 acknowledged pushes and 100 committed acks", time.Minute, func() bool {
+		return len(load.acked) >= 200 && len(load.committed) >= 100
+	})
+
+	if err := primary.Crash(); err != nil {
+		t.Fatal(err)
+	}
+	crashedAt := time.Now()
+	_, bufferedBefore, _ := load.figures()
+	load.waitFor(t, "pushes spooled while no primary is there", time.Minute, func() bool {
+		n := 0
+		for _, st := range load.acked {
+			if st == "buffered" {
+				n++
+			}
+		}
+		return n >= bufferedBefore+8
+	})
+	if err := standby.Promote(ctx); err != nil {
+		t.Fatal(err)
+	}
+	promotedAt := time.Now()
+	served := servedAgain(t, base, promotedAt)
+	t.Logf("primary down %v before the promotion; push written and popped again %v after it (target 5 s)",
+		promotedAt.Sub(crashedAt).Round(time.Millisecond), served.Round(time.Millisecond))
+	if served > 30*time.Second {
+		t.Errorf("push and pop served again only %v after the promotion", served)
+	}
+
+	acked, _, _ := load.figures()
+	load.waitFor(t, "100 pushes acknowledged after the promotion", time.Minute, func() bool {
+		return len(load.acked) >= acked+100
+	})
+	close(load.stopProducers)
+	load.producersWG.Wait()
+	waitDrained(t, base)
+	load.waitFor(t, "every acknowledged push delivered to both groups", 2*time.Minute, load.allDelivered)
+	close(load.stopConsumers)
+	load.consumersWG.Wait()
+	load.check(t)
+	t.Logf("answers: %s", load.answerCounts())
+
+	acked, buffered, committed := load.figures()
+	if buffered == 0 {
+		t.Error("no push was spooled while no primary was there")
+	}
+	t.Logf("%d pushes acknowledged (%d spooled), %d acks committed", acked, buffered, committed)
+	if d := a.Drainer().Stats(); d.Pending != 0 || d.Failed != 0 {
+		t.Errorf("spool after the failover: %+v", d)
+	}
+
+	checkOnNewPrimary(t, a, standby)
+	if text := log.String(); !strings.Contains(text, "database available again") {
+		t.Error("the outage's end was not logged")
+	}
+}
+
+// servedAgain returns how long after since a push to a queue of its own is written (201
+// queued, not spooled) and a pop of that queue returns it.
+func servedAgain(t *testing.T, base string, since time.Time) time.Duration {
+	t.Helper()
+	const queue = "failover-probe"
+	for i := 0; ; i++ {
+		if time.Since(since) > 2*time.Minute {
+			t.Fatal("push and pop not served two minutes after the promotion")
+		}
+		r := call(base, "POST", "/api/v1/push", itemsBody(queue, "Default", fmt.Sprintf("probe-%d-%s", i, uuid.NewString())))
+		if r.code != 201 || !strings.Contains(r.body, `"status":"queued"`) {
+			backoff()
+			continue
+		}
+		if code, keys := popKeys(t, base, queue, "Default", 100); code == 200 && len(keys) > 0 {
+			return time.Since(since)
+		}
+	}
+}
+
+// checkOnNewPrimary requires the broker's session-bound parts to have moved to the promoted
+// standby: its LISTEN connection (a backend listening there) and a leader job (its advisory
+// lock taken and its work done there).
+func checkOnNewPrimary(t *testing.T, a *app.App, promoted *pgcluster.Cluster) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var listening int
+		err := promoted.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = 'queen' AND query LIKE 'LISTEN %'`).Scan(&listening)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if listening == 1 && a.Store().DatabaseDetail().Listener == mq.ListenerConnected {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the broker's listener is not on the promoted standby (%d listening backends there, listener %s)",
+				listening, a.Store().DatabaseDetail().Listener)
+		}
+		backoff()
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	ran, err := a.Jobs().RunOnce(ctx, mq.JobLeaseHousekeeping)
+	if err != nil || !ran {
+		t.Fatalf("lease housekeeping on the promoted standby: ran %v, %v", ran, err)
+	}
+}
+
+// closeOnce closes ch unless it is closed already.
+func closeOnce(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
