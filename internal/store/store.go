@@ -112,13 +112,16 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.LockTimeout > 0 {
 		rp["lock_timeout"] = fmt.Sprint(o.LockTimeout.Milliseconds())
 	}
+	s := &Store{schema: o.Schema, timeout: o.ConnectTimeout, requestTimeout: o.RequestTimeout,
+		bulkTimeout: bulk, dsn: o.DSN}
+	s.outage = newOutageTracker(o.Log, s.probe)
+	trackGenerations(cfg, s.outage)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
+		s.outage.close()
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	s := &Store{pool: pool, schema: o.Schema, timeout: o.ConnectTimeout, requestTimeout: o.RequestTimeout,
-		bulkTimeout: bulk, dsn: o.DSN}
-	s.outage = newOutageTracker(o.Log, s.probe, pool.Reset)
+	s.pool = pool
 	return s, nil
 }
 
@@ -166,8 +169,8 @@ func (s *Store) Ping(ctx context.Context) error {
 // that deadline: the pool would otherwise fail the request at once, although a server shared
 // with other clients usually has a free slot again within milliseconds.
 func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
-	if s.outage.isDown() {
-		return nil, errOutage
+	if err := s.outage.admit(); err != nil {
+		return nil, err
 	}
 	probeAt, until := s.limits().WaitBounds(ctx)
 	probeAt = minTime(probeAt, until)
@@ -186,7 +189,7 @@ func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 		return c, nil
 	case errors.Is(ctx.Err(), context.Canceled):
 		return nil, ctx.Err() // the client went away: not an outage
-	case s.outage.isDown():
+	case s.outage.state.Load() == open:
 		return nil, errOutage
 	}
 	return nil, fmt.Errorf("%w: no connection within the deadline: %v", mq.ErrUnavailable, err)
@@ -214,8 +217,8 @@ func (s *Store) acquireUntil(ctx context.Context, until time.Time) (*pgxpool.Con
 		if ctx.Err() != nil && (refused == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded)) {
 			return nil, ctx.Err()
 		}
-		if !serverFull(err) || !sleepWithin(actx, pause) {
-			if refused != nil && !serverFull(err) && actx.Err() != nil {
+		if !refusedForLoad(err) || !sleepWithin(actx, pause) {
+			if refused != nil && !refusedForLoad(err) && actx.Err() != nil {
 				// The deadline cut the last attempt short: the refusals before it say why.
 				err = fmt.Errorf("%w (before it: %v)", err, refused)
 			}
@@ -228,12 +231,6 @@ func (s *Store) acquireUntil(ctx context.Context, until time.Time) (*pgxpool.Con
 		s.fullRetries.Add(1)
 		pause = min(2*pause, 200*time.Millisecond)
 	}
-}
-
-// serverFull reports whether err is PostgreSQL refusing a session for lack of connection slots.
-func serverFull(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "53300"
 }
 
 // sleepWithin sleeps for d unless ctx would end first; it reports whether it slept.
