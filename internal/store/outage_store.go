@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,8 +71,15 @@ func trackGenerations(cfg *pgxpool.Config, t *outageTracker) {
 // SQLSTATE 53300 (max_connections, reserved slots, a role's or database's connection limit),
 // and PgBouncer's "no more connections allowed" (max_client_conn and the like) and
 // "query_wait_timeout" (a query that waited in its queue too long), which PgBouncer sends as
-// the generic protocol violation 08P01, so only their text tells them apart.
+// the generic protocol violation 08P01, so only their text tells them apart. A connection to a
+// Unix socket whose listen queue is full fails with EAGAIN (ECONNREFUSED when nothing listens):
+// a server too busy to accept sessions as fast as they come, which is load too. (Over TCP a
+// full listen queue drops the connection request, and the attempt ends by its deadline, which
+// proves nothing either way.)
 func refusedForLoad(err error) bool {
+	if errors.Is(err, syscall.EAGAIN) {
+		return true
+	}
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
 		return false
