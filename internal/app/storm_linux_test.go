@@ -49,24 +49,41 @@ func TestConnectionStormIsLoadNotAnOutage(t *testing.T) {
 		{"GET", "/api/v1/resources/queues/storm"},
 	}
 	answers := make([]answer, n)
-	refused := make([]error, n)
-	var wg sync.WaitGroup
+	refused := make([][]error, n)
+	var wg, requests sync.WaitGroup
+	done := make(chan struct{})
 	for i := range n {
+		// Another client trying to connect again and again (every 100 ms) until the requests are
+		// answered: their bursts keep the server's listen queue full, so sessions are refused
+		// there too (EAGAIN on its Unix socket), not only with SQLSTATE 53300.
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if c, err := pgconn.Connect(ctx, dsn); err == nil {
-				refused[i] = errors.New("a connection beyond max_connections was accepted")
-				_ = c.Close(ctx)
-			} else {
-				refused[i] = err
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				c, err := pgconn.Connect(ctx, dsn)
+				if err == nil {
+					err = errors.New("a connection beyond max_connections was accepted")
+					_ = c.Close(ctx)
+				}
+				cancel()
+				refused[i] = append(refused[i], err)
+				select { // a client's pause before it tries again
+				case <-done:
+				case <-time.After(100 * time.Millisecond):
+				}
 			}
 		})
-		wg.Go(func() {
+		requests.Go(func() {
 			rc := routes[i%len(routes)]
 			answers[i] = call(base, rc.method, rc.path, nil)
 		})
 	}
+	requests.Wait()
+	close(done)
 	wg.Wait()
 
 	busy, served, full := 0, 0, 0
@@ -84,19 +101,23 @@ func TestConnectionStormIsLoadNotAnOutage(t *testing.T) {
 		}
 	}
 	others := map[string]int{}
-	for _, err := range refused {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "53300" {
-			full++
-		} else {
-			others[err.Error()]++
+	attempts := 0
+	for _, errs := range refused {
+		for _, err := range errs {
+			attempts++
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "53300" {
+				full++
+			} else {
+				others[trimPath(err.Error())]++
+			}
 		}
 	}
 	for text, count := range others {
-		t.Logf("%d other clients: %s", count, text)
+		t.Logf("%d other attempts: %s", count, text)
 	}
 	t.Logf("%d requests: %d answered 503 Server busy, %d served (/health, and a pop or read that got a slot); "+
-		"%d of %d other clients refused with 53300", n, busy, served, full, n)
+		"%d connection attempts of %d other clients, %d refused with 53300", n, busy, served, attempts, n, full)
 	if busy == 0 {
 		t.Error("no request was answered busy: the storm did not reach the broker")
 	}
@@ -193,4 +214,13 @@ func holdEverySlot(t *testing.T, dsn string) (release func()) {
 			t.Fatal("the broker keeps getting a slot back")
 		}
 	}
+}
+
+// trimPath shortens a connection error to its cause: what follows the last ": " but one.
+func trimPath(s string) string {
+	parts := strings.Split(s, ": ")
+	if len(parts) > 2 {
+		return strings.Join(parts[len(parts)-2:], ": ")
+	}
+	return s
 }
