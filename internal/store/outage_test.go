@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/testkit"
@@ -354,5 +355,53 @@ func TestStoreLimitsAreItsTimeouts(t *testing.T) {
 	want := budget.Limits{Connection: time.Second, Request: 10 * time.Second, Bulk: 30 * time.Second}
 	if got := s.limits(); got != want {
 		t.Errorf("limits %+v, want %+v", got, want)
+	}
+}
+
+// The end of an outage closes no pooled connection at once: each one opened before it stays
+// in the pool until it is next taken, and is then destroyed instead of handed out (a new one
+// replaces it), so a connection to a backend frozen during the outage is never used again and
+// the return meets no full pool of reconnects.
+func TestOutageEndDropsOldConnectionsWhenTaken(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{DSN: testDSN, Schema: "outage_generation", MaxConns: 4, ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var old []*pgxpool.Conn
+	pids := map[uint32]bool{}
+	for range 3 {
+		c, err := s.acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old = append(old, c)
+		pids[c.Conn().PgConn().PID()] = true
+	}
+	for _, c := range old {
+		c.Release()
+	}
+	// An outage, then the probe reaching the database again.
+	tr := s.outage
+	tr.mu.Lock()
+	tr.begin(errDown, errRefused)
+	tr.mu.Unlock()
+	if tr.probed(nil) || tr.state.Load() != halfOpen {
+		t.Fatalf("state %d after the probe succeeded, want half-open", tr.state.Load())
+	}
+	if n := s.pool.Stat().TotalConns(); n != 3 {
+		t.Errorf("%d pooled connections right after the outage, want the 3 still there", n)
+	}
+	c, err := s.acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if pids[c.Conn().PgConn().PID()] {
+		t.Error("a connection opened before the outage was handed out after it")
+	}
+	if n := s.pool.Stat().TotalConns(); n > 3 {
+		t.Errorf("%d pooled connections, want at most 3", n)
 	}
 }
