@@ -161,11 +161,12 @@ func (s *Store) Ping(ctx context.Context) error {
 // load: it may last until the request's wait deadline (DB_REQUEST_TIMEOUT from the start of
 // its clock), but once it reaches DB_CONNECTION_TIMEOUT the outage probe is asked whether the
 // database is there, and only when it is does the wait go on. An outage ends the wait at once,
-// and while one is under way no wait begins. A connection the pool opens meanwhile is bounded
+// and while one is under way no wait begins (in its half-open end, only the few calls it lets
+// in: outageTracker.admit). A connection the pool opens meanwhile is bounded
 // by DB_CONNECTION_TIMEOUT; a failure to open one is answered by withConn (the probe again).
 //
 // A server that refuses the new session because it is full (SQLSTATE 53300: max_connections,
-// or the role's or database's connection limit) is asked again, with a short back-off, until
+// or the role's or database's connection limit; a pooler's refusal; refusedForLoad) is asked again, with a short back-off, until
 // that deadline: the pool would otherwise fail the request at once, although a server shared
 // with other clients usually has a free slot again within milliseconds.
 func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
