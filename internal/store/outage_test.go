@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
@@ -403,5 +405,49 @@ func TestOutageEndDropsOldConnectionsWhenTaken(t *testing.T) {
 	}
 	if n := s.pool.Stat().TotalConns(); n > 3 {
 		t.Errorf("%d pooled connections, want at most 3", n)
+	}
+}
+
+// The probe counts a pooler's refusal for lack of slots as an answer: a server that accepts
+// the connection and answers the start-up with PgBouncer's "no more connections allowed" error
+// (SQLSTATE 08P01, as PgBouncer 1.18 sends it) is load, while its other errors fail the probe.
+func TestProbeCountsAPoolersRefusalAsAnAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		message string
+		load    bool
+	}{
+		{"no more connections allowed (max_client_conn)", true},
+		{"query_wait_timeout", true},
+		{"pgbouncer cannot connect to server", false},
+	} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				b := pgproto3.NewBackend(c, c)
+				if _, err := b.ReceiveStartupMessage(); err == nil {
+					b.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "08P01", Message: tc.message})
+					_ = b.Flush()
+				}
+				c.Close()
+			}
+		}()
+		s, err := Open(context.Background(), Options{DSN: fmt.Sprintf("postgres://queen@%s/queen?sslmode=disable", ln.Addr()),
+			ConnectTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.probe(context.Background())
+		s.Close()
+		ln.Close()
+		if tc.load != (err == nil) {
+			t.Errorf("%q: probe %v, want load %v", tc.message, err, tc.load)
+		}
 	}
 }
