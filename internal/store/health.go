@@ -72,7 +72,7 @@ func (s *Store) DatabaseDetail() mq.DatabaseDetail {
 		lastOK = time.Unix(0, n)
 	}
 	d.LastOK, d.LastErrorAt, d.LastError = opt(lastOK), opt(o.lastErrAt), o.lastErr
-	if o.down.Load() {
+	if o.isDown() {
 		d.UnavailableSince = opt(o.since)
 	}
 	o.mu.Unlock()

@@ -134,13 +134,15 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			return nil, err
 		}
 	}
+	s.outage = newOutageTracker(o.Log, s.probe)
+	trackGenerations(cfg, s.outage)
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		s.outage.close()
 		if s.session != nil {
 			s.session.Close()
 		}
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	s.outage = newOutageTracker(o.Log, s.probe, s.pool.Reset)
 	return s, nil
 }
 
@@ -183,16 +185,17 @@ func (s *Store) Ping(ctx context.Context) error {
 // load: it may last until the request's wait deadline (DB_REQUEST_TIMEOUT from the start of
 // its clock), but once it reaches DB_CONNECTION_TIMEOUT the outage probe is asked whether the
 // database is there, and only when it is does the wait go on. An outage ends the wait at once,
-// and while one is under way no wait begins. A connection the pool opens meanwhile is bounded
+// and while one is under way no wait begins (in its half-open end, only the few calls it lets
+// in: outageTracker.admit). A connection the pool opens meanwhile is bounded
 // by DB_CONNECTION_TIMEOUT; a failure to open one is answered by withConn (the probe again).
 //
 // A server that refuses the new session because it is full (SQLSTATE 53300: max_connections,
-// or the role's or database's connection limit) is asked again, with a short back-off, until
+// or the role's or database's connection limit; a pooler's refusal; refusedForLoad) is asked again, with a short back-off, until
 // that deadline: the pool would otherwise fail the request at once, although a server shared
 // with other clients usually has a free slot again within milliseconds.
 func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
-	if s.outage.isDown() {
-		return nil, errOutage
+	if err := s.outage.admit(); err != nil {
+		return nil, err
 	}
 	probeAt, until := s.limits().WaitBounds(ctx)
 	probeAt = minTime(probeAt, until)
@@ -211,7 +214,7 @@ func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 		return c, nil
 	case errors.Is(ctx.Err(), context.Canceled):
 		return nil, ctx.Err() // the client went away: not an outage
-	case s.outage.isDown():
+	case s.outage.state.Load() == open:
 		return nil, errOutage
 	}
 	return nil, fmt.Errorf("%w: no connection within the deadline: %v", mq.ErrUnavailable, err)
@@ -239,8 +242,8 @@ func (s *Store) acquireUntil(ctx context.Context, until time.Time) (*pgxpool.Con
 		if ctx.Err() != nil && (refused == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded)) {
 			return nil, ctx.Err()
 		}
-		if !serverFull(err) || !sleepWithin(actx, pause) {
-			if refused != nil && !serverFull(err) && actx.Err() != nil {
+		if !refusedForLoad(err) || !sleepWithin(actx, pause) {
+			if refused != nil && !refusedForLoad(err) && actx.Err() != nil {
 				// The deadline cut the last attempt short: the refusals before it say why.
 				err = fmt.Errorf("%w (before it: %v)", err, refused)
 			}
@@ -253,12 +256,6 @@ func (s *Store) acquireUntil(ctx context.Context, until time.Time) (*pgxpool.Con
 		s.fullRetries.Add(1)
 		pause = min(2*pause, 200*time.Millisecond)
 	}
-}
-
-// serverFull reports whether err is PostgreSQL refusing a session for lack of connection slots.
-func serverFull(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "53300"
 }
 
 // sleepWithin sleeps for d unless ctx would end first; it reports whether it slept.
