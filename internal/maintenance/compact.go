@@ -3,6 +3,7 @@ package maintenance
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -37,11 +38,14 @@ type CompactionCount struct {
 	Compacted, Skipped int64
 }
 
-// horizonHeld says whether a held horizon keeps VACUUM from removing dead versions now: a
-// session's snapshot older than compactPinnedAfter, or a replication slot or walsender
-// holding one (their age PostgreSQL records in transaction ids only).
+// horizonHeld says whether a held horizon keeps VACUUM from removing dead versions of the hot
+// tables now: a session's snapshot older than compactPinnedAfter, or a replication slot or
+// walsender holding an xmin (their age PostgreSQL records in transaction ids only). A logical
+// slot's catalog_xmin does not count: it holds back catalog rows only, so VACUUM and pruning
+// keep the hot tables short by themselves, and a rewrite would cost the slot's subscribers a
+// TRUNCATE and a hot standby an exclusive lock for nothing.
 func horizonHeld(h mq.XminHorizon) bool {
-	return h.Past(compactPinnedAfter) || len(h.Replication) > 0
+	return h.Past(compactPinnedAfter) || slices.ContainsFunc(h.Replication, mq.ReplicationHorizon.PinsRows)
 }
 
 // deadEnough says whether a rewrite of h would remove enough versions to be worth its copy.
