@@ -37,7 +37,7 @@ func TestDefaults(t *testing.T) {
 		LeaseHousekeepingInterval: time.Second, StatsInterval: 10 * time.Second,
 		StatsHistoryRetentionDays: 7, MetricsSampleInterval: time.Second, XminWarn: 5 * time.Minute, MetricsAggregateInterval: time.Minute,
 		HotCompaction: "auto",
-		JWTAlgorithm: "HS256", JWTClockSkew: 30 * time.Second,
+		JWTAlgorithm:  "HS256", JWTClockSkew: 30 * time.Second,
 		JWTSkipPaths:           []string{"/health", "/metrics/prometheus", "/metrics", "/"},
 		JWTJWKSRefreshInterval: time.Hour, JWTJWKSTimeout: 5 * time.Second,
 		JWTRolesClaim: "role", JWTRolesArrayClaim: "roles", JWTRoleAdmin: "admin",
