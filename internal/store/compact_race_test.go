@@ -28,7 +28,7 @@ func (b *testBundle) holdRewrite(set string) (commit func()) {
 		b.t.Fatal(err)
 	}
 	var rows int64
-	if err := tx.QueryRow(b.ctx, "SELECT qg_compact_hot($1, 1000)", set).Scan(&rows); err != nil || rows < 0 {
+	if err := tx.QueryRow(b.ctx, "SELECT rows FROM qg_compact_hot($1, 1000)", set).Scan(&rows); err != nil || rows < 0 {
 		b.t.Fatalf("rewrite %s: %d, %v", set, rows, err)
 	}
 	return func() {
@@ -153,4 +153,27 @@ func TestClearTargetsDuringARewriteSeeTheRewrittenHeads(t *testing.T) {
 	if r.err != nil || !r.queue || !r.partitionOK || len(r.targets) != 1 || r.targets[0].Upto != 3 {
 		t.Fatalf("clear targets %+v, queue %v, partition %v, %v; want the partition up to 3", r.targets, r.queue, r.partitionOK, r.err)
 	}
+}
+
+// A rewrite that runs past its bound is cancelled by its statement_timeout and rolled back:
+// the set's rows are as they were, its tables usable, and the outcome says so. The rewrite is
+// made slow on purpose, by a trigger that makes every row written back take a second.
+func TestCompactHotSetPastItsBoundChangesNothing(t *testing.T) {
+	b := setup(t)
+	b.pushKeys("p1", "a1")
+	b.pushKeys("p2", "b1")
+	b.exec(`CREATE FUNCTION slow_row() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$`)
+	b.exec(`CREATE TRIGGER slow_row BEFORE INSERT ON partition_heads FOR EACH ROW EXECUTE FUNCTION slow_row()`)
+	t.Cleanup(func() { b.exec(`DROP TRIGGER slow_row ON partition_heads; DROP FUNCTION slow_row()`) })
+	before := b.hotRows()
+
+	c, err := b.s.CompactHotSet(b.ctx, "partition_heads", 20*time.Millisecond, 100*time.Millisecond)
+	if err != nil || c.Outcome != CompactTooLong {
+		t.Fatalf("a rewrite past its bound: %+v, %v; want %s", c, err, CompactTooLong)
+	}
+	if after := b.hotRows(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("the rolled-back rewrite changed rows:\nbefore %v\nafter  %v", before, after)
+	}
+	b.mustPop(PopRequest{Partition: "p1"}, "a1")
 }
