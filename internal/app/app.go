@@ -191,7 +191,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 		PartitionCleanupDays:      cfg.PartitionCleanupDays,
 		MetricsRetentionDays:      cfg.MetricsRetentionDays,
 		StatsHistoryRetentionDays: cfg.StatsHistoryRetentionDays,
-		CompactInterval:           time.Second,
+		CompactInterval:           hotCompactionInterval(cfg.HotCompaction),
 		Recorder:                  a.metrics,
 	}, log)
 	a.broker = broker.New(a.store, a.hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
@@ -440,4 +440,13 @@ func (d diagnostics) DatabaseDetail() mq.DatabaseDetail {
 		out.Embedded, out.Target = true, "embedded ("+d.embeddedDir+")"
 	}
 	return out
+}
+
+// hotCompactionInterval is how often the instance checks the hot sets for a rewrite
+// (HOT_COMPACTION): every second when auto, never when off.
+func hotCompactionInterval(mode string) time.Duration {
+	if mode == "off" {
+		return 0
+	}
+	return time.Second
 }

@@ -190,6 +190,11 @@ type Config struct {
 	// warns and queen_db_oldest_xmin_warning turns 1 (XMIN_WARN_SECONDS): a held snapshot
 	// keeps vacuum from removing the queue tables' dead row versions.
 	XminWarn time.Duration
+	// HotCompaction is auto or off (HOT_COMPACTION): whether the instance rewrites the hot
+	// tables while a held snapshot horizon keeps their dead row versions (docs/operations.md,
+	// "A held snapshot horizon"). Off spares a hot standby the rewrite's exclusive lock and a
+	// logical subscriber of those tables its TRUNCATE.
+	HotCompaction string
 	// MetricsAggregateInterval is the time between metric flushes to the
 	// database (METRICS_AGGREGATE_INTERVAL_S, in seconds).
 	MetricsAggregateInterval time.Duration

@@ -36,7 +36,7 @@ func TestDefaults(t *testing.T) {
 		MetricsRetentionDays: 90, EvictionInterval: time.Minute, EvictionBatchSize: 1000,
 		LeaseHousekeepingInterval: time.Second, StatsInterval: 10 * time.Second,
 		StatsHistoryRetentionDays: 7, MetricsSampleInterval: time.Second, XminWarn: 5 * time.Minute, MetricsAggregateInterval: time.Minute,
-		JWTAlgorithm: "HS256", JWTClockSkew: 30 * time.Second,
+		HotCompaction: "auto", JWTAlgorithm: "HS256", JWTClockSkew: 30 * time.Second,
 		JWTSkipPaths:           []string{"/health", "/metrics/prometheus", "/metrics", "/"},
 		JWTJWKSRefreshInterval: time.Hour, JWTJWKSTimeout: 5 * time.Second,
 		JWTRolesClaim: "role", JWTRolesArrayClaim: "roles", JWTRoleAdmin: "admin",
@@ -101,6 +101,8 @@ func TestLoad(t *testing.T) {
 		{"subscription from_beginning", nil, map[string]string{"DEFAULT_SUBSCRIPTION_MODE": "from_beginning"}, func(c Config) bool { return c.DefaultSubscriptionMode == "from_beginning" }, ""},
 		{"subscription all", nil, map[string]string{"DEFAULT_SUBSCRIPTION_MODE": "all"}, func(c Config) bool { return c.DefaultSubscriptionMode == "all" }, ""},
 		{"bad subscription", nil, map[string]string{"DEFAULT_SUBSCRIPTION_MODE": "latest"}, nil, "DEFAULT_SUBSCRIPTION_MODE"},
+		{"hot compaction off", nil, map[string]string{"HOT_COMPACTION": "OFF"}, func(c Config) bool { return c.HotCompaction == "off" }, ""},
+		{"bad hot compaction", nil, map[string]string{"HOT_COMPACTION": "always"}, nil, "HOT_COMPACTION"},
 		{"pop wait cap", nil, map[string]string{"POP_WAIT_MAX_INTERVAL_MS": "5000", "POP_WAIT_INITIAL_INTERVAL_MS": "3000"},
 			func(c Config) bool {
 				return c.PopWaitMaxInterval == time.Second && c.PopWaitInitialInterval == time.Second
@@ -280,7 +282,7 @@ func TestSpecVariablesCovered(t *testing.T) {
 		JWT_JWKS_TIMEOUT_MS JWT_ROLES_CLAIM JWT_ROLES_ARRAY_CLAIM JWT_ROLE_ADMIN JWT_ROLE_READ_WRITE
 		JWT_ROLE_READ_ONLY JWT_TENANT_CLAIM
 		HTTP_IDLE_TIMEOUT HTTP_READ_TIMEOUT QUEEN_MAX_INFLIGHT_BODY_BYTES`)
-	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", "CONSUME_CONCURRENCY", "XMIN_WARN_SECONDS", // queen-go's own additions, not in the API reference
+	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", "CONSUME_CONCURRENCY", "XMIN_WARN_SECONDS", "HOT_COMPACTION", // queen-go's own additions, not in the API reference
 		"LOG_FORMAT", "ACCESS_LOG", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
 		"CORS_ALLOWED_ORIGINS", "ALLOWED_HOSTS", "DATABASE_POOLER", "DATABASE_SESSION_URL"}
 	have := map[string]bool{}

@@ -163,6 +163,8 @@ var variables = []variable{
 		set: durVar(1, time.Second, func(c *Config) *time.Duration { return &c.MetricsAggregateInterval })},
 	{group: "Background jobs", name: "XMIN_WARN_SECONDS", def: "300", help: "s a database snapshot may be held before the broker warns",
 		set: durVar(1, time.Second, func(c *Config) *time.Duration { return &c.XminWarn })},
+	{group: "Background jobs", name: "HOT_COMPACTION", def: "auto", help: "auto or off: rewrite the hot tables under a held snapshot",
+		set: enumVar([]string{"auto", "off"}, func(c *Config) *string { return &c.HotCompaction })},
 
 	{group: "Authentication", name: "JWT_ENABLED", def: "false", help: "turn authentication on",
 		set: boolVar(func(c *Config) *bool { return &c.JWTEnabled })},

@@ -3,6 +3,7 @@ package maintenance
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -28,6 +29,17 @@ const (
 	// compactLockTimeout bounds the wait for a set's exclusive locks: every request touching
 	// its tables queues behind the waiting rewrite.
 	compactLockTimeout = 20 * time.Millisecond
+	// compactMaxLive and compactMaxHold bound each rewrite, which holds its tables' exclusive
+	// locks while it copies every live row, so every push, pop or ack touching them waits
+	// that long. A set with more live rows (the statistics' estimate) is not rewritten at all;
+	// a rewrite still running after compactMaxHold is cancelled and rolled back, changing
+	// nothing. Measured under a held snapshot on a shared two-core machine (docs/operations.md,
+	// "A held snapshot horizon"): the consumer set copies 40,000-55,000 rows a second (each row
+	// written back checks its two foreign keys), the heads and the work index 80,000-100,000;
+	// at 100,000 partitions × 10 groups the consumer set held its locks for 18-24 s, at 2,000
+	// × 10 (20,000 rows) for 0.23 s; the bound leaves four times that for a busier server.
+	compactMaxLive = 20_000
+	compactMaxHold = time.Second
 )
 
 // CompactionCount is how often one hot set was rewritten on this instance and how many of its
@@ -37,11 +49,14 @@ type CompactionCount struct {
 	Compacted, Skipped int64
 }
 
-// horizonHeld says whether a held horizon keeps VACUUM from removing dead versions now: a
-// session's snapshot older than compactPinnedAfter, or a replication slot or walsender
-// holding one (their age PostgreSQL records in transaction ids only).
+// horizonHeld says whether a held horizon keeps VACUUM from removing dead versions of the hot
+// tables now: a session's snapshot older than compactPinnedAfter, or a replication slot or
+// walsender holding an xmin (their age PostgreSQL records in transaction ids only). A logical
+// slot's catalog_xmin does not count: it holds back catalog rows only, so VACUUM and pruning
+// keep the hot tables short by themselves, and a rewrite would cost the slot's subscribers a
+// TRUNCATE and a hot standby an exclusive lock for nothing.
 func horizonHeld(h mq.XminHorizon) bool {
-	return h.Past(compactPinnedAfter) || len(h.Replication) > 0
+	return h.Past(compactPinnedAfter) || slices.ContainsFunc(h.Replication, mq.ReplicationHorizon.PinsRows)
 }
 
 // deadEnough says whether a rewrite of h would remove enough versions to be worth its copy.
@@ -96,6 +111,11 @@ func (r *Runner) CompactHotSets(ctx context.Context) error {
 		if !deadEnough(h) {
 			continue
 		}
+		if h.Live > compactMaxLive {
+			r.warnOnce(h.Name, "too large", "a held snapshot keeps dead row versions, and the set has too many live rows to be rewritten within its bound",
+				"set", h.Name, "live", h.Live, "dead", h.Dead, "max_live", compactMaxLive)
+			continue
+		}
 		if h.BlockerPID != 0 {
 			r.mu.Lock()
 			first := r.compactBlockers[h.Name] != h.BlockerPID
@@ -108,22 +128,38 @@ func (r *Runner) CompactHotSets(ctx context.Context) error {
 			continue
 		}
 		start := time.Now()
-		outcome, rows, err := r.st.CompactHotSet(ctx, h.Name, compactLockTimeout)
+		res, err := r.st.CompactHotSet(ctx, h.Name, compactLockTimeout, compactMaxHold)
 		if err != nil {
 			return err
 		}
 		r.mu.Lock()
 		c := r.compactions[h.Name]
-		switch outcome {
+		switch res.Outcome {
 		case store.CompactDone:
 			c.Compacted++
-		case store.CompactLocked:
+			delete(r.compactWarned, h.Name)
+		case store.CompactLocked, store.CompactTooLong:
 			c.Skipped++
 		}
 		r.compactions[h.Name] = c
 		r.mu.Unlock()
-		r.log.Debug("hot set compaction", "set", h.Name, "outcome", outcome, "rows", rows, "dead", h.Dead,
-			"took", time.Since(start))
+		if res.Outcome == store.CompactTooLong {
+			r.warnOnce(h.Name, "too long", "a hot set's rewrite ran past its bound and was rolled back",
+				"set", h.Name, "live", h.Live, "dead", h.Dead, "max_hold", compactMaxHold)
+		}
+		r.log.Debug("hot set compaction", "set", h.Name, "outcome", res.Outcome, "rows", res.Rows, "held", res.Held,
+			"dead", h.Dead, "took", time.Since(start))
 	}
 	return nil
+}
+
+// warnOnce logs msg for set unless the last warning about set was for the same reason.
+func (r *Runner) warnOnce(set, reason, msg string, args ...any) {
+	r.mu.Lock()
+	first := r.compactWarned[set] != reason
+	r.compactWarned[set] = reason
+	r.mu.Unlock()
+	if first {
+		r.log.Warn(msg, args...)
+	}
 }

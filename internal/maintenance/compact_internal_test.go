@@ -8,9 +8,11 @@ import (
 )
 
 // A horizon counts as held once a session's snapshot is older than compactPinnedAfter, or
-// while a replication slot or walsender holds one; a hidden holder (age unknown) does not.
+// while a replication slot or walsender holds an xmin; a logical slot's catalog_xmin and a
+// hidden holder (age unknown) do not.
 func TestHorizonHeld(t *testing.T) {
 	old := compactPinnedAfter.Seconds() + 1
+	xids := int64(1000)
 	for _, c := range []struct {
 		name string
 		h    mq.XminHorizon
@@ -20,7 +22,14 @@ func TestHorizonHeld(t *testing.T) {
 		{"a young snapshot", mq.XminHorizon{Holder: &mq.XminHolder{AgeSeconds: 1}}, false},
 		{"an old snapshot", mq.XminHorizon{Holder: &mq.XminHolder{AgeSeconds: old}}, true},
 		{"a hidden holder (its age unknown)", mq.XminHorizon{Holder: &mq.XminHolder{Hidden: true, XidAge: 1e6}}, false},
-		{"a replication slot", mq.XminHorizon{Replication: []mq.ReplicationHorizon{{Name: "s"}}}, true},
+		{"a physical slot fed by a standby", mq.XminHorizon{Replication: []mq.ReplicationHorizon{
+			{Name: "s", Type: "physical", XminAge: &xids}}}, true},
+		{"a standby's feedback without a slot", mq.XminHorizon{Replication: []mq.ReplicationHorizon{
+			{Name: "walsender 7", Type: "walsender", XminAge: &xids}}}, true},
+		{"a logical slot's catalog_xmin", mq.XminHorizon{Replication: []mq.ReplicationHorizon{
+			{Name: "cdc", Type: "logical", CatalogXminAge: &xids}}}, false},
+		{"a logical slot and a physical one", mq.XminHorizon{Replication: []mq.ReplicationHorizon{
+			{Name: "cdc", Type: "logical", CatalogXminAge: &xids}, {Name: "s", Type: "physical", XminAge: &xids}}}, true},
 	} {
 		if got := horizonHeld(c.h); got != c.want {
 			t.Errorf("%s: horizonHeld = %v, want %v", c.name, got, c.want)

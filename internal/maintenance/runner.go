@@ -67,6 +67,9 @@ type Runner struct {
 	// last session reported blocking each (compact.go).
 	compactions     map[string]CompactionCount
 	compactBlockers map[string]int
+	// compactWarned is the reason of the last warning about each set that kept it from being
+	// rewritten (warnOnce), cleared by its next rewrite.
+	compactWarned map[string]string
 
 	hostname string // recorded with each run (GET /api/v1/system/jobs)
 }
@@ -81,7 +84,7 @@ func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
 	cfg.RetentionBatchSize = max(cfg.RetentionBatchSize, 1)
 	cfg.EvictionBatchSize = max(cfg.EvictionBatchSize, 1)
 	r := &Runner{Base: lifecycle.NewBase("maintenance", log, nil), st: st, cfg: cfg, states: map[string]*mq.JobState{},
-		compactions: map[string]CompactionCount{}, compactBlockers: map[string]int{}}
+		compactions: map[string]CompactionCount{}, compactBlockers: map[string]int{}, compactWarned: map[string]string{}}
 	r.hostname, _ = os.Hostname()
 	r.log = r.Logger()
 	r.jobs = map[string]jobSpec{

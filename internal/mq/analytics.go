@@ -143,6 +143,12 @@ type ReplicationHorizon struct {
 	XminAge, CatalogXminAge *int64
 }
 
+// PinsRows reports whether it keeps vacuum and pruning from removing row versions of the
+// queue's tables: an xmin (a physical slot or a walsender fed by a standby's
+// hot_standby_feedback, or a slot whose xmin is set), not a catalog_xmin alone, which holds
+// back the system catalogs only (an idle logical slot).
+func (r ReplicationHorizon) PinsRows() bool { return r.XminAge != nil }
+
 // TableStats are size and activity figures of one table.
 type TableStats struct {
 	Name                             string

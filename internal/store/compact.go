@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -38,24 +40,55 @@ func (s *Store) HotSetStates(ctx context.Context) ([]HotSet, error) {
 
 // Compaction outcomes of CompactHotSet.
 const (
-	CompactDone   = "compacted"
-	CompactBusy   = "busy"   // another instance is compacting the set
-	CompactLocked = "locked" // the tables' locks did not come within the timeout
+	CompactDone    = "compacted"
+	CompactBusy    = "busy"     // another instance is compacting the set
+	CompactLocked  = "locked"   // the tables' locks did not come within the timeout
+	CompactTooLong = "too_long" // the rewrite ran past its bound and was rolled back
 )
 
+// codeQueryCanceled is PostgreSQL's query_canceled: here, the rewrite's statement_timeout.
+const codeQueryCanceled = "57014"
+
+// Compaction is what one CompactHotSet call did: its outcome, the rows it wrote back, and how
+// long it held the set's exclusive locks (until the end of the rewrite, before the commit).
+type Compaction struct {
+	Outcome string
+	Rows    int64
+	Held    time.Duration
+}
+
 // CompactHotSet rewrites one hot set (qg_compact_hot), waiting at most lockTimeout for its
-// tables' exclusive locks; rows is how many rows it wrote back.
-func (s *Store) CompactHotSet(ctx context.Context, set string, lockTimeout time.Duration) (outcome string, rows int64, err error) {
-	err = s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
-		return c.QueryRow(ctx, "SELECT qg_compact_hot($1, $2)", set, max(int(lockTimeout/time.Millisecond), 1)).Scan(&rows)
+// tables' exclusive locks and holding them at most about holdLimit: the call runs under a
+// statement_timeout of both, so a rewrite that would take longer is rolled back, changing
+// nothing (CompactTooLong).
+func (s *Store) CompactHotSet(ctx context.Context, set string, lockTimeout, holdLimit time.Duration) (Compaction, error) {
+	var c Compaction
+	var heldMS float64
+	err := s.withConn(ctx, func(ctx context.Context, conn *pgxpool.Conn) error {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			bound := strconv.FormatInt(max((lockTimeout+holdLimit).Milliseconds(), 1), 10)
+			if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", bound); err != nil {
+				return err
+			}
+			return tx.QueryRow(ctx, "SELECT rows, held_ms FROM qg_compact_hot($1, $2)", set,
+				max(int(lockTimeout/time.Millisecond), 1)).Scan(&c.Rows, &heldMS)
+		})
+		if pgCode(err) == codeQueryCanceled && ctx.Err() == nil {
+			c.Outcome = CompactTooLong
+			return nil
+		}
+		return err
 	})
 	switch {
 	case err != nil:
-		return "", 0, fmt.Errorf("compact %s: %w", set, err)
-	case rows == -1:
-		return CompactBusy, 0, nil
-	case rows == -2:
-		return CompactLocked, 0, nil
+		return Compaction{}, fmt.Errorf("compact %s: %w", set, err)
+	case c.Outcome != "":
+		return c, nil
+	case c.Rows == -1:
+		return Compaction{Outcome: CompactBusy}, nil
+	case c.Rows == -2:
+		return Compaction{Outcome: CompactLocked}, nil
 	}
-	return CompactDone, rows, nil
+	c.Outcome, c.Held = CompactDone, time.Duration(heldMS*float64(time.Millisecond))
+	return c, nil
 }

@@ -46,11 +46,11 @@ func TestCompactHotSetRewritesEveryRowUnchanged(t *testing.T) {
 
 	total := int64(0)
 	for _, set := range HotSets {
-		outcome, rows, err := b.s.CompactHotSet(b.ctx, set, time.Second)
-		if err != nil || outcome != CompactDone {
-			t.Fatalf("compact %s: %s, %v", set, outcome, err)
+		c, err := b.s.CompactHotSet(b.ctx, set, time.Second, time.Minute)
+		if err != nil || c.Outcome != CompactDone {
+			t.Fatalf("compact %s: %+v, %v", set, c, err)
 		}
-		total += rows
+		total += c.Rows
 	}
 	if after := b.hotRows(); !slices.Equal(after, before) {
 		t.Fatalf("rows changed by the rewrite:\nbefore %v\nafter  %v", before, after)
@@ -83,11 +83,11 @@ func TestCompactHotSetLeavesATableAnotherSessionHoldsAlone(t *testing.T) {
 	defer conn.Close(context.Background())
 	pid, _ := pgtest.HoldSnapshot(t, conn, "SELECT count(*) FROM "+pgx.Identifier{testSchema(t), "partition_work"}.Sanitize())
 
-	if outcome, _, err := b.s.CompactHotSet(b.ctx, "partition_work", 20*time.Millisecond); err != nil || outcome != CompactLocked {
-		t.Fatalf("compact a held table: %s, %v; want %s", outcome, err, CompactLocked)
+	if c, err := b.s.CompactHotSet(b.ctx, "partition_work", 20*time.Millisecond, time.Minute); err != nil || c.Outcome != CompactLocked {
+		t.Fatalf("compact a held table: %+v, %v; want %s", c, err, CompactLocked)
 	}
-	if outcome, _, err := b.s.CompactHotSet(b.ctx, "partition_heads", 20*time.Millisecond); err != nil || outcome != CompactDone {
-		t.Fatalf("compact a free table: %s, %v; want %s", outcome, err, CompactDone)
+	if c, err := b.s.CompactHotSet(b.ctx, "partition_heads", 20*time.Millisecond, time.Minute); err != nil || c.Outcome != CompactDone {
+		t.Fatalf("compact a free table: %+v, %v; want %s", c, err, CompactDone)
 	}
 	time.Sleep(1100 * time.Millisecond)
 	sets, err := b.s.HotSetStates(b.ctx)
@@ -192,12 +192,12 @@ func TestCompactHotSetsUnderLoadLoseNothing(t *testing.T) {
 	rest.Go(func() {
 		for !stopped() {
 			for _, set := range HotSets {
-				outcome, _, err := b.s.CompactHotSet(ctx, set, 50*time.Millisecond)
+				c, err := b.s.CompactHotSet(ctx, set, 50*time.Millisecond, time.Minute)
 				if err != nil {
 					errs <- err
 					return
 				}
-				if outcome == CompactDone {
+				if c.Outcome == CompactDone {
 					compactions++
 				}
 			}

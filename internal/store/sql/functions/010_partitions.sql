@@ -66,8 +66,16 @@ $$;
 -- slowest consumer's cursor (all of them while the partition has no consumer), less those
 -- every consumer behind them skips, plus those at or below it that lie in some group's
 -- requeued set (§9.3).
+-- VOLATILE although it writes nothing: it runs inside the push's statements (the maxSize
+-- check), and a STABLE function reads with its caller's snapshot, taken before this body
+-- locks consumers. A rewrite of the consumer state (qg_compact_hot) committing in between
+-- would then look like empty tables (TRUNCATE is not MVCC-safe): no consumer, every stored
+-- message unconsumed, and a push the queue has room for refused. A VOLATILE SQL function
+-- takes its own snapshot after its statements have locked their tables, so it sees the
+-- rewritten rows. (qg_skipped_by_all, below it, reads with this one's snapshot, taken once
+-- consumers is locked: no rewrite of the set can commit after it.)
 CREATE OR REPLACE FUNCTION qg_unconsumed_count(p_queue_id uuid)
-RETURNS bigint LANGUAGE sql STABLE AS $$
+RETURNS bigint LANGUAGE sql VOLATILE AS $$
     SELECT coalesce(sum((SELECT count(*) FROM messages m WHERE m.partition_id = p.id AND m.position > x.lo)
                         - qg_skipped_by_all(p.id, x.lo)
                         + (SELECT count(DISTINCT r.position) FROM requeued r

@@ -6,9 +6,13 @@
 
 -- The partitions to clear and, for each, its last position now: messages written after the
 -- call started lie beyond it and are kept. One row (false, NULL, NULL) for an unknown queue,
--- (true, NULL, NULL) for an unknown partition of a known queue.
+-- (true, NULL, NULL) for an unknown partition of a known queue. VOLATILE although it writes
+-- nothing: a STABLE function reads with its caller's snapshot, taken before its statements
+-- lock partition_heads, and a rewrite of the heads (qg_compact_hot) committing in between
+-- would look like an empty table (TRUNCATE is not MVCC-safe): a clear of nothing, or a named
+-- partition reported unknown. VOLATILE, each statement takes its snapshot after its locks.
 CREATE OR REPLACE FUNCTION qg_clear_targets(p_queue text, p_partition text)
-RETURNS TABLE (queue_found boolean, partition_id text, upto bigint) LANGUAGE plpgsql STABLE AS $$
+RETURNS TABLE (queue_found boolean, partition_id text, upto bigint) LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
     v_qid uuid;

@@ -100,10 +100,14 @@ END $$;
 
 -- The entries a redeliver by filter can act on: matching (as qg_dlq_matching), message still
 -- stored, group still a consumer of the partition. Repeating a call until it requeues nothing
--- therefore ends.
+-- therefore ends. VOLATILE although it writes nothing: its callers' statements reach
+-- consumers only through it, and as a STABLE function it would read with their snapshot,
+-- taken before it locks consumers: a rewrite of the consumer state (qg_compact_hot)
+-- committing in between would look like a partition without consumers, and the entries would
+-- be passed over as not redeliverable. VOLATILE, it takes its snapshot after its locks.
 CREATE OR REPLACE FUNCTION qg_dlq_redeliverable(p_queue text, p_group text, p_partition text,
     p_error text, p_from timestamptz, p_to timestamptz)
-RETURNS SETOF dlq LANGUAGE sql STABLE AS $$
+RETURNS SETOF dlq LANGUAGE sql VOLATILE AS $$
     SELECT d.* FROM qg_dlq_matching(p_queue, p_group, p_partition, p_error, p_from, p_to) d
     WHERE EXISTS (SELECT 1 FROM messages m WHERE m.partition_id = d.partition_id
                     AND m.transaction_id = d.transaction_id AND m.id = d.message_id)

@@ -41,49 +41,67 @@ LANGUAGE sql STABLE AS $$
     ORDER BY s.hot_set;
 $$;
 
--- Rewrites one hot set (see above): returns the rows written back, -1 when another instance is
--- compacting the set, -2 when its tables' locks did not come within p_lock_timeout_ms (nothing
--- changed). Waiting for the locks holds up every request that touches the tables, so the
--- timeout is short; the next check tries again.
+-- Rewrites one hot set (see above): rows is how many rows it wrote back, -1 when another
+-- instance is compacting the set, -2 when its tables' locks did not come within
+-- p_lock_timeout_ms (nothing changed); held_ms is how long it has held them by its end (the
+-- commit adds its flush). Waiting for the locks holds up every request that touches the
+-- tables, so the timeout is short; the next check tries again. The caller bounds the whole
+-- call with statement_timeout: a rewrite that runs past it is rolled back and changes nothing.
+--
+-- The live rows are kept in temporary tables dropped at commit, not in arrays: an array is one
+-- value, which PostgreSQL limits to 1 GB, so a set of several million rows could not be
+-- copied at all; a temporary table has no such limit and spills to disk past temp_buffers.
+-- The temporary tables cost a few catalog rows per rewrite.
 CREATE OR REPLACE FUNCTION qg_compact_hot(p_set text, p_lock_timeout_ms integer)
-RETURNS bigint LANGUAGE plpgsql AS $$
+RETURNS TABLE (rows bigint, held_ms double precision) LANGUAGE plpgsql AS $$
 DECLARE
-    v_h partition_heads[];
-    v_c consumers[];
-    v_r requeued[];
-    v_k skip_marks[];
-    v_w partition_work[];
+    v_locked timestamptz;
+    v_rows   bigint := 0;
+    v_n      bigint;
 BEGIN
     IF NOT pg_try_advisory_xact_lock(20808, hashtext(current_schema() || '/' || p_set)) THEN
-        RETURN -1;
+        RETURN QUERY SELECT -1::bigint, 0::double precision;
+        RETURN;
     END IF;
+    -- lock_timeout also bounds the row locks the foreign keys' checks take on partitions
+    -- while the rows are written back: a wait there, too, rolls the rewrite back (-2).
     PERFORM set_config('lock_timeout', p_lock_timeout_ms || 'ms', true);
     BEGIN
         CASE p_set
         WHEN 'partition_heads' THEN
             LOCK TABLE partition_heads IN ACCESS EXCLUSIVE MODE;
-            SELECT array_agg(h) INTO v_h FROM partition_heads h;
+            v_locked := clock_timestamp();
+            CREATE TEMP TABLE qg_compact_h ON COMMIT DROP AS SELECT * FROM partition_heads;
             TRUNCATE partition_heads;
-            INSERT INTO partition_heads SELECT * FROM unnest(v_h);
+            INSERT INTO partition_heads SELECT * FROM qg_compact_h;
+            GET DIAGNOSTICS v_rows = ROW_COUNT;
         WHEN 'consumers' THEN
             -- requeued and skip_marks reference consumers: one TRUNCATE takes all three.
             LOCK TABLE consumers, requeued, skip_marks IN ACCESS EXCLUSIVE MODE;
-            SELECT array_agg(c) INTO v_c FROM consumers c;
-            SELECT array_agg(r) INTO v_r FROM requeued r;
-            SELECT array_agg(k) INTO v_k FROM skip_marks k;
+            v_locked := clock_timestamp();
+            CREATE TEMP TABLE qg_compact_c ON COMMIT DROP AS SELECT * FROM consumers;
+            CREATE TEMP TABLE qg_compact_r ON COMMIT DROP AS SELECT * FROM requeued;
+            CREATE TEMP TABLE qg_compact_k ON COMMIT DROP AS SELECT * FROM skip_marks;
             TRUNCATE consumers, requeued, skip_marks;
-            INSERT INTO consumers SELECT * FROM unnest(v_c);
-            INSERT INTO requeued SELECT * FROM unnest(v_r);
-            INSERT INTO skip_marks SELECT * FROM unnest(v_k);
+            INSERT INTO consumers SELECT * FROM qg_compact_c;
+            GET DIAGNOSTICS v_rows = ROW_COUNT;
+            INSERT INTO requeued SELECT * FROM qg_compact_r;
+            GET DIAGNOSTICS v_n = ROW_COUNT;
+            v_rows := v_rows + v_n;
+            INSERT INTO skip_marks SELECT * FROM qg_compact_k;
+            GET DIAGNOSTICS v_n = ROW_COUNT;
+            v_rows := v_rows + v_n;
         WHEN 'partition_work' THEN
             LOCK TABLE partition_work IN ACCESS EXCLUSIVE MODE;
-            SELECT array_agg(w) INTO v_w FROM partition_work w;
+            v_locked := clock_timestamp();
+            CREATE TEMP TABLE qg_compact_w ON COMMIT DROP AS SELECT * FROM partition_work;
             TRUNCATE partition_work;
-            INSERT INTO partition_work SELECT * FROM unnest(v_w);
+            INSERT INTO partition_work SELECT * FROM qg_compact_w;
+            GET DIAGNOSTICS v_rows = ROW_COUNT;
         END CASE;
     EXCEPTION WHEN lock_not_available THEN
-        RETURN -2;
+        RETURN QUERY SELECT -2::bigint, 0::double precision;
+        RETURN;
     END;
-    RETURN coalesce(cardinality(v_h), 0) + coalesce(cardinality(v_c), 0) + coalesce(cardinality(v_r), 0)
-         + coalesce(cardinality(v_k), 0) + coalesce(cardinality(v_w), 0);
+    RETURN QUERY SELECT v_rows, extract(epoch FROM clock_timestamp() - v_locked)::double precision * 1000;
 END $$;
