@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // HotSets are the hot sets qg_compact_hot rewrites, each the tables one TRUNCATE must take
@@ -57,6 +55,9 @@ type Compaction struct {
 	Held    time.Duration
 }
 
+// errRewriteTooLong is a rewrite its statement_timeout cancelled (CompactTooLong).
+var errRewriteTooLong = errors.New("the rewrite ran past its bound")
+
 // CompactHotSet rewrites one hot set (qg_compact_hot), waiting at most lockTimeout for its
 // tables' exclusive locks and holding them at most about holdLimit: the call runs under a
 // statement_timeout of both, so a rewrite that would take longer is rolled back, changing
@@ -64,21 +65,24 @@ type Compaction struct {
 func (s *Store) CompactHotSet(ctx context.Context, set string, lockTimeout, holdLimit time.Duration) (Compaction, error) {
 	var c Compaction
 	var heldMS float64
-	err := s.withConn(ctx, func(ctx context.Context, conn *pgxpool.Conn) error {
-		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			bound := strconv.FormatInt(max((lockTimeout+holdLimit).Milliseconds(), 1), 10)
-			if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", bound); err != nil {
-				return err
-			}
-			return tx.QueryRow(ctx, "SELECT rows, held_ms FROM qg_compact_hot($1, $2)", set,
-				max(int(lockTimeout/time.Millisecond), 1)).Scan(&c.Rows, &heldMS)
-		})
+	// One transaction (inTx: behind a pooler the unit's own), whose statement_timeout bounds the
+	// rewrite; past it the rewrite is rolled back and reported, not taken for an unavailable
+	// database.
+	err := s.inTx(ctx, func(ctx context.Context, tx querier) error {
+		bound := strconv.FormatInt(max((lockTimeout+holdLimit).Milliseconds(), 1), 10)
+		if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", bound); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, "SELECT rows, held_ms FROM qg_compact_hot($1, $2)", set,
+			max(int(lockTimeout/time.Millisecond), 1)).Scan(&c.Rows, &heldMS)
 		if pgCode(err) == codeQueryCanceled && ctx.Err() == nil {
-			c.Outcome = CompactTooLong
-			return nil
+			return errRewriteTooLong
 		}
 		return err
 	})
+	if errors.Is(err, errRewriteTooLong) {
+		c.Outcome, err = CompactTooLong, nil
+	}
 	switch {
 	case err != nil:
 		return Compaction{}, fmt.Errorf("compact %s: %w", set, err)
