@@ -203,24 +203,46 @@ BEGIN
     v_parts := ARRAY(SELECT DISTINCT x FROM unnest(p_pids) x);
 
     -- Each step is a window over the whole request (no self-joins), so the plan stays linear
-    -- in the number of items.
-    WITH items AS MATERIALIZED (
-        SELECT (u.ord - 1)::int AS i, u.pid, u.k, u.mid, p.queue_id AS qid, q.name AS qname,
-               p.name AS pname, q.max_size, q.dedup_window_seconds AS dw, h.last_position,
-               coalesce(u.unc, false) AS uncapped,
+    -- in the number of items. The call's partitions are read once each (heads): their rows,
+    -- their push state and their queue, through the primary keys (a probe per partition, never
+    -- a scan over partition_heads' dead versions). Their values reach the items without a join
+    -- between the two lists: the head rows go into the items' stream, sorted first in their
+    -- partition, and a window carries them to the items after them. (A join let the planner,
+    -- which estimates both lists at a few rows, probe the heads' index once per item with the
+    -- whole `= ANY (partitions)` list in the index condition, each probe descending once per
+    -- listed partition: a 1,000-item call over 450 partitions spent 80 ms there, BenchmarkPushCall.)
+    WITH heads AS MATERIALIZED (
+        SELECT x.pid, p.queue_id AS qid, q.name AS qname, p.name AS pname, q.max_size,
+               q.dedup_window_seconds AS dw, h.last_position
+        FROM unnest(v_parts) AS x (pid)
+        JOIN partitions p ON p.id = x.pid
+        JOIN partition_heads h ON h.partition_id = x.pid
+        JOIN queues q ON q.id = p.queue_id
+    ), items AS MATERIALIZED (
+        SELECT (z.ord - 1)::int AS i, z.pid, z.k, z.mid, z.qid, z.qname, z.pname, z.max_size, z.dw,
+               z.last_position, coalesce(z.unc, false) AS uncapped,
                -- keys compare byte-wise (COLLATE "C"): equality is all that matters, and it is far
                -- cheaper than the database collation
-               row_number() OVER (PARTITION BY u.pid, u.k COLLATE "C" ORDER BY u.ord) AS dup_rank
-        -- (a NULL p_uncapped unnests as no rows: every item gets NULL)
-        FROM unnest(p_pids, p_keys, p_ids, p_uncapped) WITH ORDINALITY AS u (pid, k, mid, unc, ord)
-        -- Partition heads are updated by every push: reach them through the primary key
-        -- (= ANY), never a scan over their dead versions. The distinct ids, not p_pids: the
-        -- planner may join either side as a nested loop whose filter is the = ANY, and against
-        -- p_pids that compares every item with every item (a 1,000-item call on 5 partitions
-        -- cost 51 µs of backend CPU per item instead of 24, BenchmarkPushCall).
-        JOIN (SELECT * FROM partitions WHERE id = ANY (v_parts)) p ON p.id = u.pid
-        JOIN (SELECT * FROM partition_heads WHERE partition_id = ANY (v_parts)) h ON h.partition_id = u.pid
-        JOIN queues q ON q.id = p.queue_id
+               row_number() OVER (PARTITION BY z.pid, z.k COLLATE "C" ORDER BY z.ord) AS dup_rank
+        FROM (
+            SELECT s.ord, s.pid, s.k, s.mid, s.unc,
+                   first_value(s.qid) OVER w AS qid, first_value(s.qname) OVER w AS qname,
+                   first_value(s.pname) OVER w AS pname, first_value(s.max_size) OVER w AS max_size,
+                   first_value(s.dw) OVER w AS dw, first_value(s.last_position) OVER w AS last_position
+            FROM (
+                -- (a NULL p_uncapped unnests as no rows: every item gets NULL)
+                SELECT u.ord, u.pid, u.k, u.mid, u.unc, NULL::uuid AS qid, NULL::text AS qname,
+                       NULL::text AS pname, NULL::integer AS max_size, NULL::integer AS dw,
+                       NULL::bigint AS last_position
+                FROM unnest(p_pids, p_keys, p_ids, p_uncapped) WITH ORDINALITY AS u (pid, k, mid, unc, ord)
+                UNION ALL
+                SELECT 0, hd.pid, NULL, NULL, NULL, hd.qid, hd.qname, hd.pname, hd.max_size, hd.dw,
+                       hd.last_position
+                FROM heads hd
+            ) s
+            WINDOW w AS (PARTITION BY s.pid ORDER BY s.ord)
+        ) z
+        WHERE z.ord > 0
     ), firsts AS MATERIALIZED (
         -- the stored message (or unexpired tombstone) that already holds a request's first key
         SELECT it.*, CASE WHEN it.dup_rank = 1 THEN coalesce(
