@@ -281,7 +281,7 @@ func TestInitialCursorReadsTheHeadAcrossARewrite(t *testing.T) {
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
 	var rows int64
-	if err := tx.QueryRow(b.ctx, "SELECT qg_compact_hot('partition_heads', 1000)").Scan(&rows); err != nil || rows < 1 {
+	if err := tx.QueryRow(b.ctx, "SELECT rows FROM qg_compact_hot('partition_heads', 1000)").Scan(&rows); err != nil || rows < 1 {
 		t.Fatalf("rewrite: %d rows, %v", rows, err)
 	}
 	readerPID := reader.PgConn().PID()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -199,5 +201,29 @@ func TestPoolerJobsLockOnTheSessionURL(t *testing.T) {
 	var rows int
 	if err := a.pool.QueryRow(ctx, "SELECT count(*) FROM pooler_session.job_leases").Scan(&rows); err != nil || rows != 0 {
 		t.Fatalf("%d lease rows (%v); with a session URL jobs take advisory locks", rows, err)
+	}
+}
+
+// Transactions begin in one place, inTx: behind a pooler a unit is already a transaction, and
+// a BEGIN sent on its connection would be committed by the inner COMMIT, leaving the rest of
+// the unit outside any transaction and without its settings.
+func TestTransactionsBeginOnlyInInTx(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || f == "pooler.go" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "BeginFunc(") || strings.Contains(line, ".Begin(") || strings.Contains(line, ".BeginTx(") {
+				t.Errorf("%s:%d begins a transaction; use inTx: %s", f, i+1, strings.TrimSpace(line))
+			}
+		}
 	}
 }
