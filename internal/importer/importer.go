@@ -49,6 +49,10 @@ type Options struct {
 	SourceDSN, SourceSchema, StreamsSchema string
 	// TargetDSN and TargetSchema name queen-go's database and schema (DB_SCHEMA).
 	TargetDSN, TargetSchema string
+	// Pooler says TargetDSN names a transaction-mode pooler (DATABASE_POOLER=transaction):
+	// statements are then sent unprepared, since a prepared statement stays on one server
+	// session.
+	Pooler bool
 	// DryRun reads the source and prints the plan (counts, option mapping) without writing.
 	DryRun bool
 	// Out receives the plan, the notices and the final table; Progress the progress display
@@ -158,6 +162,9 @@ func connectTarget(ctx context.Context, o Options) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("target database: %w", err)
 	}
 	cfg.MaxConns = 2
+	if o.Pooler {
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.TargetSchema}.Sanitize()
 	cfg.ConnConfig.RuntimeParams["application_name"] = "queen import-queen"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -175,7 +182,7 @@ func connectTarget(ctx context.Context, o Options) (*pgxpool.Pool, error) {
 // migrations, so the rows written match what the broker expects.
 func migrateTarget(ctx context.Context, o Options) error {
 	st, err := store.Open(ctx, store.Options{DSN: o.TargetDSN, Schema: o.TargetSchema, MaxConns: 2,
-		StatementTimeout: 5 * time.Minute})
+		StatementTimeout: 5 * time.Minute, Pooler: o.Pooler})
 	if err != nil {
 		return fmt.Errorf("target database: %w", err)
 	}
