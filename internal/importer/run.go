@@ -120,6 +120,9 @@ func (r *run) importQueue(ctx context.Context, q *queuePlan) error {
 		if wrote[kSubscriptions], wrote[kPositions], err = r.copyGroups(ctx, tx, q); err != nil {
 			return err
 		}
+		// Queen has no subscription table of its own for mode all and queue mode: what was
+		// read is the registrations derived from its positions and metadata.
+		q.counts[kSubscriptions] = wrote[kSubscriptions]
 		if _, err := tx.Exec(ctx, sqlText("target_work"), q.id); err != nil {
 			return fmt.Errorf("pop index: %w", err)
 		}
