@@ -2,6 +2,8 @@
 //
 // It is a thin shell: it reads the configuration, starts an embedded PostgreSQL when no
 // database is configured, and runs the instance internal/app builds until SIGINT or SIGTERM.
+// `queen import-queen` instead copies a Queen database into the configured one
+// (internal/importer).
 package main
 
 import (
@@ -23,6 +25,9 @@ import (
 var version string
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "import-queen" {
+		os.Exit(importQueen(os.Args[2:]))
+	}
 	cfg, err := config.Load(os.Args[1:], os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "queen:", err)

@@ -10,7 +10,8 @@ import (
 // with its default, generated from the same table Load parses with.
 func Usage() string {
 	var b strings.Builder
-	b.WriteString("Usage: queen [flags]\n\nFlags:\n")
+	b.WriteString("Usage: queen [flags]\n" +
+		"       queen import-queen --from SOURCE_URL [--schema queen] [--dry-run]   (copy a Queen database in; docs/deploy.md)\n\nFlags:\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  --port N\tlisten port (overrides PORT)")
 	fmt.Fprintln(tw, "  --host H\tlisten address (overrides HOST)")
