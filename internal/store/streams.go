@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -203,6 +204,15 @@ const sqlStreamState = `SELECT key, value, updated_at
 	FROM qg_stream_state(p_query_id => $1::uuid, p_partition_id => $2::uuid, p_tenant => $3, p_keys => $4,
 		p_prefix => $5, p_ripe => $6::numeric)`
 
+// streamStateRow is a row of qg_stream_state, read by column name.
+type streamStateRow struct {
+	Key       string    `db:"key"`
+	Value     string    `db:"value"`
+	UpdatedAt time.Time `db:"updated_at"`
+}
+
+var streamStateRows = readQuery[streamStateRow]{sqlStreamState}
+
 // streamStateArgs are the parameters of qg_stream_state (see sqlCall).
 type streamStateArgs struct {
 	QueryID, PartitionID, Tenant string
@@ -220,16 +230,9 @@ func (s *Store) StreamState(ctx context.Context, tenant string, q mq.StreamState
 	args := streamStateArgs{QueryID: q.QueryID, PartitionID: q.PartitionID, Tenant: tenant, Keys: q.Keys,
 		Prefix: strPtr(q.KeyPrefix), Ripe: q.RipeAtOrBefore}
 	out := []mq.StreamStateRow{}
-	err := s.queryRows(ctx, sqlStreamState, args.args(), func(row rowScanner) error {
-		var r mq.StreamStateRow
-		var v string
-		if err := row.Scan(&r.Key, &v, &r.UpdatedAt); err != nil {
-			return err
-		}
-		r.Value = json.RawMessage(v)
-		out = append(out, r)
-		return nil
-	})
+	err := s.queryRows(ctx, sqlStreamState, args.args(), streamStateRows.each(func(r streamStateRow) {
+		out = append(out, mq.StreamStateRow{Key: r.Key, Value: json.RawMessage(r.Value), UpdatedAt: r.UpdatedAt})
+	}))
 	if pgCode(err) == string(mq.CodeQueryNotFound) {
 		return nil, mq.ErrQueryNotFound
 	}
@@ -239,19 +242,28 @@ func (s *Store) StreamState(ctx context.Context, tenant string, q mq.StreamState
 	return out, nil
 }
 
+// streamQueryRow is a row of qg_stream_queries, read by column name.
+type streamQueryRow struct {
+	QueryID     string    `db:"query_id"`
+	Name        string    `db:"name"`
+	SourceQueue string    `db:"source_queue"`
+	SinkQueue   *string   `db:"sink_queue"`
+	ConfigHash  string    `db:"config_hash"`
+	StateRows   int64     `db:"state_rows"`
+	CreatedAt   time.Time `db:"created_at"`
+	UpdatedAt   time.Time `db:"updated_at"`
+}
+
+var streamQueryRows = readQuery[streamQueryRow]{`SELECT query_id::text AS query_id, name, source_queue, sink_queue, config_hash,
+	state_rows, created_at, updated_at FROM qg_stream_queries(p_tenant => $1)`}
+
 // StreamQueries lists the tenant's registrations by name (docs/api/streams.md §6).
 func (s *Store) StreamQueries(ctx context.Context, tenant string) ([]mq.StreamQuery, error) {
 	out := []mq.StreamQuery{}
-	err := s.queryRows(ctx, "SELECT query_id::text, name, source_queue, sink_queue, config_hash, state_rows, created_at, updated_at FROM qg_stream_queries(p_tenant => $1)",
-		[]any{tenant}, func(row rowScanner) error {
-			var q mq.StreamQuery
-			if err := row.Scan(&q.QueryID, &q.Name, &q.SourceQueue, &q.SinkQueue, &q.ConfigHash, &q.StateRows,
-				&q.CreatedAt, &q.UpdatedAt); err != nil {
-				return err
-			}
-			out = append(out, q)
-			return nil
-		})
+	err := s.queryRows(ctx, streamQueryRows.sql, []any{tenant}, streamQueryRows.each(func(r streamQueryRow) {
+		out = append(out, mq.StreamQuery{QueryID: r.QueryID, Name: r.Name, SourceQueue: r.SourceQueue, SinkQueue: r.SinkQueue,
+			ConfigHash: r.ConfigHash, StateRows: r.StateRows, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt})
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("stream queries: %w", err)
 	}
