@@ -22,11 +22,13 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     GOWORK=off go mod download && cd cmd/queenctl && GOWORK=off go mod download
 COPY . .
 ARG VERSION=dev
+# --build-arg TAGS=otlp links the OTLP trace exporter into the broker (docs/operations.md, Tracing).
+ARG TAGS=
 # Static binaries: no cgo, no build paths, the version stamped as by `make release`. Without
 # go.work each module builds from its own directory (-C), queenctl from cmd/queenctl.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 GOWORK=off go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+    CGO_ENABLED=0 GOWORK=off go build -trimpath -tags "${TAGS}" -ldflags "-s -w -X main.version=${VERSION}" \
         -o /out/ ./cmd/queen && \
     CGO_ENABLED=0 GOWORK=off go build -C cmd/queenctl -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
         -o /out/ .

@@ -1,7 +1,7 @@
 # Everyday commands; CI runs .ci/run, which ends in `make test` and scripts/readme-test.sh.
 GO ?= go
 
-.PHONY: run test test-pooler build release vet lint readme-test web web-check e2e
+.PHONY: run test test-otlp test-pooler build release vet lint readme-test web web-check e2e
 
 # The version stamped into every binary with -X main.version (internal/version reads it):
 # `git describe` (nearest tag, commits since, commit, "-dirty"), "dev" outside a git checkout.
@@ -55,7 +55,14 @@ test:
 	[ $$rest = 0 ] && [ $$besides = 0 ]
 	cd client && $(GOTEST) ./...
 	cd cmd/queenctl && $(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) ./...
+	$(MAKE) --no-print-directory test-otlp
 	$(MAKE) --no-print-directory test-pooler
+
+# The OTLP exporter is linked only with -tags otlp (internal/app/tracing_otlp.go): its export
+# test runs in that build; the untagged run above checks that the default binary refuses an
+# OTLP endpoint.
+test-otlp:
+	$(GOTEST) -tags otlp -run '^TestOTLP' ./internal/app
 
 # The end-to-end suites again with every broker behind a real PgBouncer in transaction mode
 # (docs/deploy.md, "Behind a connection pooler"), without and with DATABASE_SESSION_URL; each
@@ -66,11 +73,15 @@ test-pooler:
 	QUEEN_TEST_POOLER=session $(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) $(TEST_POOLED)
 
 # cmd/queenctl is a module of its own too (go.work): ./cmd/... does not reach it, so it is named.
+# TAGS=otlp links the OTLP trace exporter into bin/queen (docs/operations.md, Tracing); without
+# it the broker links no gRPC and no trace SDK.
+TAGS ?=
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/... ./cmd/queenctl
+	$(GO) build -tags "$(TAGS)" -ldflags "$(LDFLAGS)" -o bin/ ./cmd/... ./cmd/queenctl
 
 # Static binaries (no cgo, no build paths, no symbol tables) for each platform in dist/,
-# named command-version-os-arch, and their SHA256SUMS.
+# named command-version-os-arch, and their SHA256SUMS; queen-otlp is queen built with the
+# OTLP trace exporter (-tags otlp).
 release:
 	rm -rf dist && mkdir -p dist
 	for p in $(PLATFORMS); do \
@@ -79,11 +90,14 @@ release:
 			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath \
 				-ldflags "-s -w $(LDFLAGS)" -o dist/$$c-$(VERSION)-$$os-$$arch ./cmd/$$c || exit 1; \
 		done; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -tags otlp \
+			-ldflags "-s -w $(LDFLAGS)" -o dist/queen-otlp-$(VERSION)-$$os-$$arch ./cmd/queen || exit 1; \
 	done
 	cd dist && sha256sum * > SHA256SUMS
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags otlp ./internal/app
 	cd client && $(GO) vet ./...
 	cd cmd/queenctl && $(GO) vet ./...
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -102,7 +116,9 @@ LINT_GOFLAGS = GOFLAGS="$$($(GO) env GOFLAGS) -trimpath"
 
 lint:
 	$(LINT_GOFLAGS) $(GO) vet $(LINT_PATTERNS)
+	$(LINT_GOFLAGS) $(GO) vet -tags otlp ./internal/app
 	sc="$$(GOWORK=off $(GO) tool -modfile=tools/go.mod -n staticcheck)" && $(LINT_GOFLAGS) "$$sc" $(LINT_PATTERNS)
+	sc="$$(GOWORK=off $(GO) tool -modfile=tools/go.mod -n staticcheck)" && $(LINT_GOFLAGS) "$$sc" -tags otlp ./internal/app
 
 # Runs README.md's marked blocks as a newcomer pastes them, in a fresh copy of the tree against a
 # fresh broker on :6632 (which must be free); see the comment at the top of the script.

@@ -12,7 +12,7 @@ DSN="postgres://postgres@127.0.0.1:5432/$DB?sslmode=disable"
 PORT=16790
 # Requests wait up to 30 s in front of the database, not the default 2 s: on a loaded machine a
 # run at the default spools pushes that waited longer and then measures the file buffer, not
-# the database (bench/README.md, "Spooling hides a slow database"). An exported value wins.
+# the database (bench/HISTORY.md, "Spooling hides a slow database"). An exported value wins.
 export DB_CONNECTION_TIMEOUT="${DB_CONNECTION_TIMEOUT:-30000}"
 OUT="$(mktemp -d)"
 go build -o "$OUT/queen" ./cmd/queen

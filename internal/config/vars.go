@@ -64,7 +64,7 @@ var variables = []variable{
 		help: "true: one info line per request (method, route pattern, status, duration, bytes), JSON with LOG_FORMAT=json (queen-go's own)",
 		set:  boolVar(func(c *Config) *bool { return &c.AccessLog })},
 	{group: "Server", name: "OTEL_EXPORTER_OTLP_ENDPOINT", shown: `"" (tracing off)`,
-		help: "OTLP/HTTP collector base URL, e.g. http://localhost:4318; traces are exported when set (the other standard OTEL_* variables apply)",
+		help: "OTLP/HTTP collector base URL, e.g. http://localhost:4318; traces are exported when set (the other standard OTEL_* variables apply); needs a binary built with -tags otlp (queen-otlp)",
 		set:  strVar(func(c *Config) *string { return &c.OTLPEndpoint })},
 	{group: "Server", name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", shown: `""`,
 		help: "OTLP/HTTP traces URL, e.g. http://localhost:4318/v1/traces; also turns tracing on",

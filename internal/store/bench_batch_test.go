@@ -20,7 +20,7 @@ import (
 //
 //	go test -run XXX -bench 'BenchmarkAckBatch10k' -benchtime 3x ./internal/store/
 //
-// Numbers before and after the set-based ack are in bench/README.md ("Batch cost").
+// Numbers before and after the set-based ack are in bench/HISTORY.md ("Batch cost").
 
 const batchGroup = "__QUEUE_MODE__"
 

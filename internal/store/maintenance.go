@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/queen-go/queen/internal/mq"
@@ -15,11 +17,32 @@ import (
 // and notifies every instance on the wake channel, with a JSON object payload that Listen
 // tells apart from the queue wake-ups (JSON arrays).
 
-const sqlMaintenanceModes = `SELECT push, pop, version, changed_at, changed_by, coalesce(changed_on, '')
+const sqlMaintenanceModes = `SELECT push, pop, version, changed_at, changed_by, coalesce(changed_on, '') AS changed_on
 	FROM maintenance_modes WHERE singleton`
 
-const sqlSetMaintenanceMode = `SELECT push, pop, version, changed_at, changed_by, coalesce(changed_on, '')
+const sqlSetMaintenanceMode = `SELECT push, pop, version, changed_at, changed_by, coalesce(changed_on, '') AS changed_on
 	FROM qg_set_maintenance_mode(p_mode => $1, p_enabled => $2, p_by => $3, p_on => $4)`
+
+// maintenanceRow is the row of both statements above, read by column name.
+type maintenanceRow struct {
+	Push      bool       `db:"push"`
+	Pop       bool       `db:"pop"`
+	Version   int64      `db:"version"`
+	ChangedAt *time.Time `db:"changed_at"`
+	ChangedBy *string    `db:"changed_by"`
+	ChangedOn string     `db:"changed_on"`
+}
+
+func (r maintenanceRow) state() mq.MaintenanceState {
+	return mq.MaintenanceState{Push: r.Push, Pop: r.Pop, Version: r.Version, ChangedAt: r.ChangedAt,
+		ChangedBy: r.ChangedBy, ChangedOn: r.ChangedOn}
+}
+
+// readMaintenance reads the one row of a maintenance statement by name.
+func readMaintenance(rows pgx.Rows, err error) (mq.MaintenanceState, error) {
+	r, err := readQuery[maintenanceRow]{}.one(rows, err)
+	return r.state(), err
+}
 
 // setMaintenanceArgs are the parameters of qg_set_maintenance_mode (see sqlCall).
 type setMaintenanceArgs struct {
@@ -34,8 +57,9 @@ func (a setMaintenanceArgs) args() []any { return []any{a.Mode, a.Enabled, a.By,
 // MaintenanceModes reads both maintenance flags.
 func (s *Store) MaintenanceModes(ctx context.Context) (mq.MaintenanceState, error) {
 	var m mq.MaintenanceState
-	err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
-		return c.QueryRow(ctx, sqlMaintenanceModes).Scan(&m.Push, &m.Pop, &m.Version, &m.ChangedAt, &m.ChangedBy, &m.ChangedOn)
+	err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) (err error) {
+		m, err = readMaintenance(c.Query(ctx, sqlMaintenanceModes))
+		return err
 	})
 	return m, err
 }
@@ -51,8 +75,9 @@ func (s *Store) SetMaintenanceMode(ctx context.Context, mode mq.MaintenanceMode,
 	a := setMaintenanceArgs{Mode: string(mode), Enabled: enabled, By: by, On: on}
 	// Not queryOne: its shortcut for names holding U+0000 would report "nothing changed" as
 	// success; PostgreSQL refuses such a text, and the caller hears it.
-	err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
-		return c.QueryRow(ctx, sqlSetMaintenanceMode, a.args()...).Scan(&m.Push, &m.Pop, &m.Version, &m.ChangedAt, &m.ChangedBy, &m.ChangedOn)
+	err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) (err error) {
+		m, err = readMaintenance(c.Query(ctx, sqlSetMaintenanceMode, a.args()...))
+		return err
 	})
 	return m, err
 }

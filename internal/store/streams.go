@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -48,37 +49,60 @@ func (s *Store) StreamRegister(ctx context.Context, tenant string, r mq.StreamRe
 	return out, nil
 }
 
-const sqlStreamCycle = `SELECT kind, i, status, message_id::text, partition_id::text, coalesce(queue_name, ''), n, released, dlq
-	FROM qg_stream_cycle(p_query_id => $1::uuid, p_partition_id => $2::uuid, p_group => $3, p_tenant => $4,
-		p_op_types => $5, p_op_keys => $6, p_op_values => $7,
-		p_queues => $8, p_partitions => $9, p_keys => $10, p_ids => $11::uuid[], p_payloads => $12,
-		p_encrypted => $13, p_traces => $14::uuid[], p_sub => $15,
-		p_ack_key => $16, p_ack_lease => $17::uuid, p_ack_status => $18, p_ack_error => $19, p_release => $20,
-		p_now => $21)`
+const sqlStreamCycle = `SELECT kind, i, status, message_id::text AS message_id, partition_id::text AS partition_id,
+		coalesce(queue_name, '') AS queue_name, n, released, dlq
+	FROM qg_stream_cycle(p_call => $1)`
 
-// streamCycleArgs are the parameters of qg_stream_cycle (see sqlCall): the shard, the state
-// ops (OpTypes to OpValues), the sink pushes (Queues to Sub), the ack (AckKey to Release).
+// streamCycleArgs are the parameters of qg_stream_cycle (see sqlCall): the whole cycle as one
+// JSON object.
 type streamCycleArgs struct {
-	QueryID, PartitionID, Group, Tenant string
-	OpTypes, OpKeys                     []string
-	OpValues                            []*string
-	Queues, Partitions, Keys, IDs       []string
-	Payloads                            []string
-	Encrypted                           []bool
-	Traces                              []*string
-	Sub                                 *string
-	AckKey, AckLease                    *string
-	AckStatus                           string
-	AckError                            *string
-	Release                             bool
-	Now                                 any
+	Call cycleCall
 }
 
-func (a streamCycleArgs) args() []any {
-	return []any{a.QueryID, a.PartitionID, a.Group, a.Tenant, a.OpTypes, a.OpKeys, a.OpValues,
-		a.Queues, a.Partitions, a.Keys, uuidParam(a.IDs), a.Payloads, a.Encrypted, uuidParam(a.Traces), a.Sub,
-		a.AckKey, a.AckLease, a.AckStatus, a.AckError, a.Release, a.Now}
+func (a streamCycleArgs) args() []any { return []any{a.Call} }
+
+// cycleCall is qg_stream_cycle's argument, the composite qg_cycle_call as JSON, each key the
+// type's field name (TestJSONCallsMatchTheirTypes): the shard, the state ops (OpTypes to
+// OpValues), the sink pushes (Queues to Sub), the ack (AckKey to Release), the clock.
+type cycleCall struct {
+	QueryID     string    `json:"query_id"`
+	PartitionID string    `json:"partition_id"`
+	Group       string    `json:"consumer_group"`
+	Tenant      string    `json:"tenant"`
+	OpTypes     []string  `json:"op_types"`
+	OpKeys      []string  `json:"op_keys"`
+	OpValues    []*string `json:"op_values"`
+	Queues      []string  `json:"queues"`
+	Partitions  []string  `json:"partitions"`
+	Keys        []string  `json:"keys"`
+	IDs         []*string `json:"ids"`
+	Payloads    []string  `json:"payloads"`
+	Encrypted   []bool    `json:"encrypted"`
+	Traces      []*string `json:"traces"`
+	Sub         *string   `json:"sub"`
+	AckKey      *string   `json:"ack_key"`
+	AckLease    *string   `json:"ack_lease"`
+	AckStatus   string    `json:"ack_status"`
+	AckError    *string   `json:"ack_error"`
+	Release     bool      `json:"release"`
+	Now         any       `json:"now"`
 }
+
+// cycleRow is one row of qg_stream_cycle, read by column name: the cycle's ("cycle"), the
+// ack's ("ack") or a sink push's.
+type cycleRow struct {
+	Kind        string  `db:"kind"`
+	Index       int     `db:"i"`
+	Status      *string `db:"status"`
+	MessageID   *string `db:"message_id"`
+	PartitionID *string `db:"partition_id"`
+	Queue       string  `db:"queue_name"`
+	N           int64   `db:"n"`
+	Released    bool    `db:"released"`
+	DLQ         bool    `db:"dlq"`
+}
+
+var cycleRows = readQuery[cycleRow]{sqlStreamCycle}
 
 // StreamCycle commits one cycle (docs/api/streams.md §4.2) in one transaction. pushes are the
 // sink items as the broker prepared them (ids minted, payloads sealed), traces their trace ids
@@ -87,10 +111,10 @@ func (a streamCycleArgs) args() []any {
 func (s *Store) StreamCycle(ctx context.Context, tenant string, c mq.StreamCycle, pushes []PushRow, traces []string, sub *string) (mq.StreamCycleOutcome, error) {
 	ctx = budget.Ensure(ctx)
 	cols := pushColumns(pushes)
-	args := streamCycleArgs{QueryID: c.QueryID, PartitionID: c.PartitionID, Group: c.ConsumerGroup, Tenant: tenant,
+	args := cycleCall{QueryID: c.QueryID, PartitionID: c.PartitionID, Group: c.ConsumerGroup, Tenant: tenant,
 		OpTypes: make([]string, len(c.StateOps)), OpKeys: make([]string, len(c.StateOps)),
 		OpValues: make([]*string, len(c.StateOps)),
-		Queues:   cols.queues, Partitions: cols.parts, Keys: cols.keys, IDs: cols.ids, Payloads: cols.payloads,
+		Queues:   cols.queues, Partitions: cols.parts, Keys: cols.keys, IDs: uuidJSON(cols.ids), Payloads: cols.payloads,
 		Encrypted: cols.encrypted, Traces: make([]*string, len(pushes)), Sub: sub,
 		AckStatus: "completed", Release: c.ReleaseLease, Now: s.nowArg()}
 	for i, op := range c.StateOps {
@@ -119,26 +143,17 @@ func (s *Store) StreamCycle(ctx context.Context, tenant string, c mq.StreamCycle
 	var out mq.StreamCycleOutcome
 	run := func() error {
 		out = mq.StreamCycleOutcome{}
-		return s.queryRows(ctx, sqlStreamCycle, args.args(), func(row rowScanner) error {
-			var kind, queue string
-			var i int
-			var status, mid, pid *string
-			var n int64
-			var released, dlq bool
-			if err := row.Scan(&kind, &i, &status, &mid, &pid, &queue, &n, &released, &dlq); err != nil {
-				return err
-			}
-			switch kind {
+		return s.queryRows(ctx, sqlStreamCycle, streamCycleArgs{args}.args(), cycleRows.each(func(r cycleRow) {
+			switch r.Kind {
 			case "cycle":
-				out.SourceQueue, out.StateOpsApplied = queue, int(n)
+				out.SourceQueue, out.StateOpsApplied = r.Queue, int(r.N)
 			case "ack":
-				out.Ack = &mq.StreamAckResult{Count: n, LeaseReleased: released, DLQ: dlq}
+				out.Ack = &mq.StreamAckResult{Count: r.N, LeaseReleased: r.Released, DLQ: r.DLQ}
 			default:
-				out.PushResults = append(out.PushResults, mq.StreamPushResult{Index: i, Status: deref(status),
-					MessageID: deref(mid), PartitionID: deref(pid), Queue: queue})
+				out.PushResults = append(out.PushResults, mq.StreamPushResult{Index: r.Index, Status: deref(r.Status),
+					MessageID: deref(r.MessageID), PartitionID: deref(r.PartitionID), Queue: r.Queue})
 			}
-			return nil
-		})
+		}))
 	}
 	err := s.runCreating(ctx, cols.queues, cols.parts, run)
 	if err == nil {
@@ -189,6 +204,15 @@ const sqlStreamState = `SELECT key, value, updated_at
 	FROM qg_stream_state(p_query_id => $1::uuid, p_partition_id => $2::uuid, p_tenant => $3, p_keys => $4,
 		p_prefix => $5, p_ripe => $6::numeric)`
 
+// streamStateRow is a row of qg_stream_state, read by column name.
+type streamStateRow struct {
+	Key       string    `db:"key"`
+	Value     string    `db:"value"`
+	UpdatedAt time.Time `db:"updated_at"`
+}
+
+var streamStateRows = readQuery[streamStateRow]{sqlStreamState}
+
 // streamStateArgs are the parameters of qg_stream_state (see sqlCall).
 type streamStateArgs struct {
 	QueryID, PartitionID, Tenant string
@@ -206,16 +230,9 @@ func (s *Store) StreamState(ctx context.Context, tenant string, q mq.StreamState
 	args := streamStateArgs{QueryID: q.QueryID, PartitionID: q.PartitionID, Tenant: tenant, Keys: q.Keys,
 		Prefix: strPtr(q.KeyPrefix), Ripe: q.RipeAtOrBefore}
 	out := []mq.StreamStateRow{}
-	err := s.queryRows(ctx, sqlStreamState, args.args(), func(row rowScanner) error {
-		var r mq.StreamStateRow
-		var v string
-		if err := row.Scan(&r.Key, &v, &r.UpdatedAt); err != nil {
-			return err
-		}
-		r.Value = json.RawMessage(v)
-		out = append(out, r)
-		return nil
-	})
+	err := s.queryRows(ctx, sqlStreamState, args.args(), streamStateRows.each(func(r streamStateRow) {
+		out = append(out, mq.StreamStateRow{Key: r.Key, Value: json.RawMessage(r.Value), UpdatedAt: r.UpdatedAt})
+	}))
 	if pgCode(err) == string(mq.CodeQueryNotFound) {
 		return nil, mq.ErrQueryNotFound
 	}
@@ -225,19 +242,28 @@ func (s *Store) StreamState(ctx context.Context, tenant string, q mq.StreamState
 	return out, nil
 }
 
+// streamQueryRow is a row of qg_stream_queries, read by column name.
+type streamQueryRow struct {
+	QueryID     string    `db:"query_id"`
+	Name        string    `db:"name"`
+	SourceQueue string    `db:"source_queue"`
+	SinkQueue   *string   `db:"sink_queue"`
+	ConfigHash  string    `db:"config_hash"`
+	StateRows   int64     `db:"state_rows"`
+	CreatedAt   time.Time `db:"created_at"`
+	UpdatedAt   time.Time `db:"updated_at"`
+}
+
+var streamQueryRows = readQuery[streamQueryRow]{`SELECT query_id::text AS query_id, name, source_queue, sink_queue, config_hash,
+	state_rows, created_at, updated_at FROM qg_stream_queries(p_tenant => $1)`}
+
 // StreamQueries lists the tenant's registrations by name (docs/api/streams.md §6).
 func (s *Store) StreamQueries(ctx context.Context, tenant string) ([]mq.StreamQuery, error) {
 	out := []mq.StreamQuery{}
-	err := s.queryRows(ctx, "SELECT query_id::text, name, source_queue, sink_queue, config_hash, state_rows, created_at, updated_at FROM qg_stream_queries(p_tenant => $1)",
-		[]any{tenant}, func(row rowScanner) error {
-			var q mq.StreamQuery
-			if err := row.Scan(&q.QueryID, &q.Name, &q.SourceQueue, &q.SinkQueue, &q.ConfigHash, &q.StateRows,
-				&q.CreatedAt, &q.UpdatedAt); err != nil {
-				return err
-			}
-			out = append(out, q)
-			return nil
-		})
+	err := s.queryRows(ctx, streamQueryRows.sql, []any{tenant}, streamQueryRows.each(func(r streamQueryRow) {
+		out = append(out, mq.StreamQuery{QueryID: r.QueryID, Name: r.Name, SourceQueue: r.SourceQueue, SinkQueue: r.SinkQueue,
+			ConfigHash: r.ConfigHash, StateRows: r.StateRows, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt})
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("stream queries: %w", err)
 	}

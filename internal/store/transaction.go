@@ -33,21 +33,7 @@ type TxnAck struct {
 func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string, tenant string) ([]mq.TxnResult, error) {
 	ctx = budget.Ensure(ctx)
 	n := len(pushes)
-	pIdx, items, traces := make([]int32, n), make([]PushRow, n), make([]*string, n)
-	for i, p := range pushes {
-		pIdx[i], items[i], traces[i] = int32(p.Index), p.Item, strPtr(p.TraceID)
-	}
-	c := pushColumns(items)
-	ackItems := make([]mq.AckItem, len(acks))
-	aIdx := make([]int32, len(acks))
-	for i, a := range acks {
-		ackItems[i], aIdx[i] = a.Ack, int32(a.Index)
-	}
-	a := ackArrays(ackItems)
-	base := txnArgs{PushIdx: pIdx, Queues: c.queues, Partitions: c.parts, Keys: c.keys, IDs: c.ids,
-		Payloads: c.payloads, Encrypted: c.encrypted, Traces: traces,
-		AckIdx: aIdx, AckPIDs: a.pids, AckKeys: a.keys, AckGroups: a.groups, AckStatuses: a.statuses,
-		AckLeases: a.leases, AckErrors: a.errors, Required: required, Sub: producerSub, Now: s.nowArg(), Tenant: tenant}
+	base, c := s.txnCallOf(pushes, acks, required, producerSub, tenant)
 	var out []mq.TxnResult
 	run := func() error {
 		out = out[:0]
@@ -57,19 +43,11 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 		if n > 0 {
 			known = s.partitions.lookup(c.queues, c.parts)
 		}
-		args := base
-		args.PIDs = known
-		err := s.queryRows(ctx, sqlTransaction, args.args(), func(row rowScanner) error {
-			var r mq.TxnResult
-			var status, mid, pid *string
-			if err := row.Scan(&r.Index, &r.Kind, &status, &mid, &pid, &r.Queue, &r.DLQ, &r.AlreadyCommitted, &r.LeaseReleased); err != nil {
-				return err
-			}
-			r.Duplicate = status != nil && *status == mq.StatusDuplicate
-			r.MessageID, r.PartitionID = deref(mid), deref(pid)
-			out = append(out, r)
-			return nil
-		})
+		call := base
+		call.PIDs = uuidJSON(known)
+		err := s.queryRows(ctx, sqlTransaction, txnArgs{call}.args(), txnResults.each(func(r txnResultRow) {
+			out = append(out, r.result())
+		}))
 		switch {
 		case err == nil && n > 0 && known == nil:
 			if ids := pushPartitionIDs(out); len(ids) == n {
@@ -115,37 +93,86 @@ func pushPartitionIDs(res []mq.TxnResult) []string {
 	return ids
 }
 
-const sqlTransaction = `SELECT i, kind, status, message_id::text, partition_id::text, coalesce(queue_name, ''), dlq, already_committed, lease_released
-	FROM qg_transaction(p_push_idx => $1, p_queues => $2, p_partitions => $3, p_keys => $4, p_ids => $5::uuid[],
-		p_payloads => $6, p_encrypted => $7, p_traces => $8::uuid[],
-		p_ack_idx => $9, p_ack_pids => $10::uuid[], p_ack_keys => $11, p_ack_groups => $12,
-		p_ack_statuses => $13, p_ack_leases => $14::uuid[], p_ack_errors => $15,
-		p_required => $16::uuid[], p_sub => $17, p_now => $18, p_tenant => $19, p_pids => $20::uuid[])`
+const sqlTransaction = `SELECT i, kind, status, message_id::text AS message_id, partition_id::text AS partition_id,
+		coalesce(queue_name, '') AS queue_name, dlq, already_committed, lease_released
+	FROM qg_transaction(p_call => $1)`
 
-// txnArgs are the parameters of qg_transaction (see sqlCall): the flattened pushes (PushIdx
-// to Traces), the flattened acks (AckIdx to AckErrors), then the whole call's.
+// txnArgs are the parameters of qg_transaction (see sqlCall): the whole call as one JSON object.
 type txnArgs struct {
-	PushIdx                       []int32
-	Queues, Partitions, Keys, IDs []string
-	Payloads                      []string
-	Encrypted                     []bool
-	Traces                        []*string
-	AckIdx                        []int32
-	AckPIDs                       []*string
-	AckKeys, AckGroups            []string
-	AckStatuses                   []string
-	AckLeases, AckErrors          []*string
-	Required                      []string
-	Sub                           *string
-	Now                           any
-	Tenant                        string
-	PIDs                          []string // the pushes' partition ids; nil: resolve the names
+	Call txnCall
 }
 
-func (a txnArgs) args() []any {
-	return []any{a.PushIdx, a.Queues, a.Partitions, a.Keys, uuidParam(a.IDs), a.Payloads, a.Encrypted, a.Traces,
-		a.AckIdx, uuidParam(a.AckPIDs), a.AckKeys, a.AckGroups, a.AckStatuses, uuidParam(a.AckLeases), a.AckErrors,
-		uuidParam(a.Required), a.Sub, a.Now, a.Tenant, uuidParam(a.PIDs)}
+func (a txnArgs) args() []any { return []any{a.Call} }
+
+// txnCall is qg_transaction's argument, the composite qg_txn_call as JSON: each field's key is
+// the type's field name (TestJSONCallsMatchTheirTypes), so PostgreSQL reads every value by
+// name. The flattened pushes (PushIdx to Traces), the flattened acks (AckIdx to AckErrors),
+// then the whole call's. Every uuid is a string or null ("" is sent as null, see uuidJSON).
+type txnCall struct {
+	PushIdx     []int32   `json:"push_idx"`
+	Queues      []string  `json:"queues"`
+	Partitions  []string  `json:"partitions"`
+	Keys        []string  `json:"keys"`
+	IDs         []*string `json:"ids"`
+	Payloads    []string  `json:"payloads"`
+	Encrypted   []bool    `json:"encrypted"`
+	Traces      []*string `json:"traces"`
+	AckIdx      []int32   `json:"ack_idx"`
+	AckPIDs     []*string `json:"ack_pids"`
+	AckKeys     []string  `json:"ack_keys"`
+	AckGroups   []string  `json:"ack_groups"`
+	AckStatuses []string  `json:"ack_statuses"`
+	AckLeases   []*string `json:"ack_leases"`
+	AckErrors   []*string `json:"ack_errors"`
+	Required    []*string `json:"required"`
+	Sub         *string   `json:"sub"`
+	Now         any       `json:"now"`
+	Tenant      string    `json:"tenant"`
+	PIDs        []*string `json:"pids"` // the pushes' partition ids; null: resolve the names
+}
+
+// txnCallOf is the argument of one transaction (pushes, acks, requiredLeases, producer sub,
+// tenant) with PIDs unset, and its pushes' columns.
+func (s *Store) txnCallOf(pushes []TxnPush, acks []TxnAck, required []string, producerSub *string, tenant string) (txnCall, pushCols) {
+	n := len(pushes)
+	pIdx, items, traces := make([]int32, n), make([]PushRow, n), make([]*string, n)
+	for i, p := range pushes {
+		pIdx[i], items[i], traces[i] = int32(p.Index), p.Item, strPtr(p.TraceID)
+	}
+	c := pushColumns(items)
+	ackItems := make([]mq.AckItem, len(acks))
+	aIdx := make([]int32, len(acks))
+	for i, a := range acks {
+		ackItems[i], aIdx[i] = a.Ack, int32(a.Index)
+	}
+	a := ackArrays(ackItems)
+	return txnCall{PushIdx: pIdx, Queues: c.queues, Partitions: c.parts, Keys: c.keys, IDs: uuidJSON(c.ids),
+		Payloads: c.payloads, Encrypted: c.encrypted, Traces: traces,
+		AckIdx: aIdx, AckPIDs: a.pids, AckKeys: a.keys, AckGroups: a.groups, AckStatuses: a.statuses,
+		AckLeases: a.leases, AckErrors: a.errors, Required: uuidJSON(required), Sub: producerSub, Now: s.nowArg(), Tenant: tenant}, c
+}
+
+// txnResultRow is one row of qg_transaction, and of qg_transaction_many's for a request that
+// committed, read by column name.
+type txnResultRow struct {
+	Index            int     `db:"i"`
+	Kind             string  `db:"kind"`
+	Status           *string `db:"status"`
+	MessageID        *string `db:"message_id"`
+	PartitionID      *string `db:"partition_id"`
+	Queue            string  `db:"queue_name"`
+	DLQ              bool    `db:"dlq"`
+	AlreadyCommitted bool    `db:"already_committed"`
+	LeaseReleased    bool    `db:"lease_released"`
+}
+
+// txnResults reads sqlTransaction's rows by name.
+var txnResults = readQuery[txnResultRow]{sqlTransaction}
+
+func (r txnResultRow) result() mq.TxnResult {
+	return mq.TxnResult{Index: r.Index, Kind: r.Kind, Duplicate: r.Status != nil && *r.Status == mq.StatusDuplicate,
+		MessageID: deref(r.MessageID), PartitionID: deref(r.PartitionID), Queue: r.Queue, DLQ: r.DLQ,
+		AlreadyCommitted: r.AlreadyCommitted, LeaseReleased: r.LeaseReleased}
 }
 
 func deref(s *string) string {

@@ -67,23 +67,19 @@ func (s *Store) Transactions(ctx context.Context, calls []TxnCall) ([]TxnCallRes
 	out := make([]TxnCallResult, len(calls))
 	failed := make([]*pgconn.PgError, len(calls))
 	err := s.queryRows(ctx, sqlTransactionMany, args.args(), func(row rowScanner) error {
-		var r int
-		var res mq.TxnResult
-		var status, mid, pid, code, msg, detail *string
-		if err := row.Scan(&r, &res.Index, &res.Kind, &status, &mid, &pid, &res.Queue, &res.DLQ,
-			&res.AlreadyCommitted, &res.LeaseReleased, &code, &msg, &detail); err != nil {
+		v, err := txnManyRows.row(row)
+		if err != nil {
 			return err
 		}
+		r := v.Request
 		if r < 1 || r > len(calls) {
 			return fmt.Errorf("transactions: result for request %d of %d", r, len(calls))
 		}
-		if code != nil {
-			failed[r-1] = &pgconn.PgError{Code: *code, Message: deref(msg), Detail: deref(detail)}
+		if v.Code != nil {
+			failed[r-1] = &pgconn.PgError{Code: *v.Code, Message: deref(v.Message), Detail: deref(v.Detail)}
 			return nil
 		}
-		res.Duplicate = status != nil && *status == mq.StatusDuplicate
-		res.MessageID, res.PartitionID = deref(mid), deref(pid)
-		out[r-1].Results = append(out[r-1].Results, res)
+		out[r-1].Results = append(out[r-1].Results, v.result())
 		return nil
 	})
 	if err != nil {
@@ -122,105 +118,50 @@ func (s *Store) Transactions(ctx context.Context, calls []TxnCall) ([]TxnCallRes
 // txnNames are one request's push names, in push order.
 type txnNames struct{ queues, parts []string }
 
-// txnManyArgs flattens calls into qg_transaction_many's arrays. It also returns each request's
+// txnManyArgs makes each request's qg_transaction argument. It also returns each request's
 // push names and the partition ids the cache knew for them (nil: none, or not all).
 func (s *Store) txnManyArgs(calls []TxnCall) (txnManyArgs, []txnNames, [][]string) {
-	var np, na, nr int
-	for _, c := range calls {
-		np, na, nr = np+len(c.Pushes), na+len(c.Acks), nr+len(c.Required)
-	}
-	a := txnManyArgs{
-		PushStarts: make([]int32, len(calls)), PushIdx: make([]int32, 0, np),
-		Queues: make([]string, 0, np), Partitions: make([]string, 0, np), Keys: make([]string, 0, np),
-		IDs: make([]string, 0, np), Payloads: make([]string, 0, np), Encrypted: make([]bool, 0, np),
-		Traces: make([]*string, 0, np), PIDs: make([]*string, 0, np),
-		AckStarts: make([]int32, len(calls)), AckIdx: make([]int32, 0, na),
-		AckPIDs: make([]*string, 0, na), AckKeys: make([]string, 0, na), AckGroups: make([]string, 0, na),
-		AckStatuses: make([]string, 0, na), AckLeases: make([]*string, 0, na), AckErrors: make([]*string, 0, na),
-		ReqStarts: make([]int32, len(calls)), Required: make([]string, 0, nr),
-		Subs: make([]*string, len(calls)), Tenants: make([]string, len(calls)), Now: s.nowArg(),
-	}
+	a := txnManyArgs{Requests: make([]txnCall, len(calls))}
 	names := make([]txnNames, len(calls))
 	known := make([][]string, len(calls))
 	for r, c := range calls {
-		a.PushStarts[r] = int32(len(a.PushIdx) + 1)
-		items := make([]PushRow, len(c.Pushes))
-		for i, p := range c.Pushes {
-			items[i] = p.Item
-			a.PushIdx = append(a.PushIdx, int32(p.Index))
-			a.Traces = append(a.Traces, strPtr(p.TraceID))
-		}
-		pc := pushColumns(items)
-		a.Queues, a.Partitions, a.Keys = append(a.Queues, pc.queues...), append(a.Partitions, pc.parts...), append(a.Keys, pc.keys...)
-		a.IDs, a.Payloads, a.Encrypted = append(a.IDs, pc.ids...), append(a.Payloads, pc.payloads...), append(a.Encrypted, pc.encrypted...)
+		call, pc := s.txnCallOf(c.Pushes, c.Acks, c.Required, c.ProducerSub, c.Tenant)
 		names[r] = txnNames{pc.queues, pc.parts}
 		// The pushes' partition ids from the push route's cache, as Transaction takes them:
-		// all of a request's, or none (NULL: qg_transaction_many resolves the names).
-		if len(items) > 0 {
+		// all of a request's, or none (null: qg_transaction_many resolves the names).
+		if len(c.Pushes) > 0 {
 			known[r] = s.partitions.lookup(pc.queues, pc.parts)
 		}
-		for i := range items {
-			var id *string
-			if known[r] != nil {
-				id = &known[r][i]
-			}
-			a.PIDs = append(a.PIDs, id)
-		}
-
-		a.AckStarts[r] = int32(len(a.AckIdx) + 1)
-		acks := make([]mq.AckItem, len(c.Acks))
-		for i, k := range c.Acks {
-			acks[i] = k.Ack
-			a.AckIdx = append(a.AckIdx, int32(k.Index))
-		}
-		ac := ackArrays(acks)
-		a.AckPIDs, a.AckKeys, a.AckGroups = append(a.AckPIDs, ac.pids...), append(a.AckKeys, ac.keys...), append(a.AckGroups, ac.groups...)
-		a.AckStatuses, a.AckLeases, a.AckErrors = append(a.AckStatuses, ac.statuses...), append(a.AckLeases, ac.leases...), append(a.AckErrors, ac.errors...)
-
-		a.ReqStarts[r] = int32(len(a.Required) + 1)
-		a.Required = append(a.Required, c.Required...)
-		a.Subs[r], a.Tenants[r] = c.ProducerSub, c.Tenant
+		call.PIDs = uuidJSON(known[r])
+		a.Requests[r] = call
 	}
 	return a, names, known
 }
 
 // Error rows carry NULL entry columns, read as zero values.
-const sqlTransactionMany = `SELECT r, coalesce(i, 0), coalesce(kind, ''), status, message_id::text, partition_id::text,
-		coalesce(queue_name, ''), coalesce(dlq, false), coalesce(already_committed, false), coalesce(lease_released, false),
+const sqlTransactionMany = `SELECT r, coalesce(i, 0) AS i, coalesce(kind, '') AS kind, status,
+		message_id::text AS message_id, partition_id::text AS partition_id,
+		coalesce(queue_name, '') AS queue_name, coalesce(dlq, false) AS dlq,
+		coalesce(already_committed, false) AS already_committed, coalesce(lease_released, false) AS lease_released,
 		err_code, err_message, err_detail
-	FROM qg_transaction_many(p_push_starts => $1, p_push_idx => $2, p_queues => $3, p_partitions => $4, p_keys => $5,
-		p_ids => $6::uuid[], p_payloads => $7, p_encrypted => $8, p_traces => $9::uuid[], p_pids => $10::uuid[],
-		p_ack_starts => $11, p_ack_idx => $12, p_ack_pids => $13::uuid[], p_ack_keys => $14, p_ack_groups => $15,
-		p_ack_statuses => $16, p_ack_leases => $17::uuid[], p_ack_errors => $18,
-		p_req_starts => $19, p_required => $20::uuid[], p_subs => $21, p_tenants => $22, p_now => $23)`
+	FROM qg_transaction_many(p_requests => $1)`
 
-// txnManyArgs are the parameters of qg_transaction_many (see sqlCall): txnArgs' arrays of
-// every request flattened, each group with the requests' 1-based starts (PushStarts for the
-// pushes, PIDs included; AckStarts for the acks; ReqStarts for the requiredLeases), then one
-// element per request (Subs, Tenants), then the call's clock.
+// txnManyArgs are the parameters of qg_transaction_many (see sqlCall): every request's
+// qg_transaction argument (txnCall), in order, as one JSON array.
 type txnManyArgs struct {
-	PushStarts                    []int32
-	PushIdx                       []int32
-	Queues, Partitions, Keys, IDs []string
-	Payloads                      []string
-	Encrypted                     []bool
-	Traces                        []*string
-	PIDs                          []*string // the cache's ids; nil elements: resolve the names
-	AckStarts                     []int32
-	AckIdx                        []int32
-	AckPIDs                       []*string
-	AckKeys, AckGroups            []string
-	AckStatuses                   []string
-	AckLeases, AckErrors          []*string
-	ReqStarts                     []int32
-	Required                      []string
-	Subs                          []*string
-	Tenants                       []string
-	Now                           any
+	Requests []txnCall
 }
 
-func (a txnManyArgs) args() []any {
-	return []any{a.PushStarts, a.PushIdx, a.Queues, a.Partitions, a.Keys, uuidParam(a.IDs), a.Payloads, a.Encrypted,
-		a.Traces, uuidParam(a.PIDs), a.AckStarts, a.AckIdx, uuidParam(a.AckPIDs), a.AckKeys, a.AckGroups,
-		a.AckStatuses, uuidParam(a.AckLeases), a.AckErrors, a.ReqStarts, uuidParam(a.Required), a.Subs, a.Tenants, a.Now}
+func (a txnManyArgs) args() []any { return []any{a.Requests} }
+
+// txnManyRow is one row of qg_transaction_many, read by column name: an entry of a committed
+// request, or a failed request's error (Code set).
+type txnManyRow struct {
+	Request int `db:"r"`
+	txnResultRow
+	Code    *string `db:"err_code"`
+	Message *string `db:"err_message"`
+	Detail  *string `db:"err_detail"`
 }
+
+var txnManyRows = readQuery[txnManyRow]{sqlTransactionMany}

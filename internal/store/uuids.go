@@ -49,3 +49,26 @@ func uuidArg(id string) any {
 	}
 	return pgtype.UUID{Bytes: u, Valid: true}
 }
+
+// uuidJSON is ids for a uuid[] field of a JSON call argument: "" (and nil) as null, as
+// uuidParam passes them, every other string as it is, for PostgreSQL to judge; a nil slice is
+// null, not an empty array.
+func uuidJSON[S string | *string](ids []S) []*string {
+	if ids == nil {
+		return nil
+	}
+	out := make([]*string, len(ids))
+	for i, id := range ids {
+		switch v := any(id).(type) {
+		case string:
+			if v != "" {
+				out[i] = &v
+			}
+		case *string:
+			if v != nil && *v != "" {
+				out[i] = v
+			}
+		}
+	}
+	return out
+}

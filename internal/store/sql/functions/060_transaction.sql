@@ -11,6 +11,34 @@ CREATE TYPE qg_txn_result AS (
     lease_released    boolean   -- ack: the pair holds no live lease afterwards
 );
 
+-- The arguments of qg_transaction, passed as one JSON object whose keys are these fields'
+-- names (jsonb_populate_record reads them by name, so no argument depends on its position;
+-- TestJSONCallsMatchTheirTypes checks the Go side's keys against this list): the flattened
+-- pushes (push_idx .. traces, one element per push), the flattened acks (ack_idx .. ack_errors),
+-- then the whole call's. JSON null is SQL NULL: pids NULL means "resolve the names".
+CREATE TYPE qg_txn_call AS (
+    push_idx     integer[],
+    queues       text[],
+    partitions   text[],
+    keys         text[],
+    ids          uuid[],
+    payloads     text[],
+    encrypted    boolean[],
+    traces       uuid[],
+    ack_idx      integer[],
+    ack_pids     uuid[],
+    ack_keys     text[],
+    ack_groups   text[],
+    ack_statuses text[],
+    ack_leases   uuid[],
+    ack_errors   text[],
+    required     uuid[],
+    sub          text,
+    now          timestamptz,
+    tenant       text,
+    pids         uuid[]
+);
+
 -- POST /api/v1/transaction (docs/api/transaction.md §3): acks and pushes in one transaction, all or
 -- nothing. Rollback causes are raised with their exact message and a QG00x code:
 -- QG004 QTXN, QG002 QDUP, QG003 QFULL (from qg_push_items), QG005 QLEASE, QG006 QBATCH.
@@ -23,15 +51,33 @@ CREATE TYPE qg_txn_result AS (
 -- the leased batch) takes qg_ack_batch_end: the message is found once (step 6), and the lease
 -- check is the settle UPDATE's WHERE. Any other ack, or that one failing its checks, takes
 -- qg_ack_items after the pushes, as before, so the verdicts and their precedence are the same.
-CREATE OR REPLACE FUNCTION qg_transaction(
-    p_push_idx integer[], p_queues text[], p_partitions text[], p_keys text[], p_ids uuid[],
-    p_payloads text[], p_encrypted boolean[], p_traces uuid[],
-    p_ack_idx integer[], p_ack_pids uuid[], p_ack_keys text[], p_ack_groups text[],
-    p_ack_statuses text[], p_ack_leases uuid[], p_ack_errors text[],
-    p_required uuid[], p_sub text, p_now timestamptz, p_tenant text, p_pids uuid[])
+--
+-- qg_transaction_run takes the call as its composite; qg_transaction_many runs it per request.
+CREATE OR REPLACE FUNCTION qg_transaction_run(p_args qg_txn_call)
 RETURNS SETOF qg_txn_result LANGUAGE plpgsql AS $$
 DECLARE
-    v_pids uuid[] := p_pids;
+    -- The call's fields, under the names the body uses.
+    v_call qg_txn_call := p_args;
+    p_push_idx integer[] := v_call.push_idx;
+    p_queues text[] := v_call.queues;
+    p_partitions text[] := v_call.partitions;
+    p_keys text[] := v_call.keys;
+    p_ids uuid[] := v_call.ids;
+    p_payloads text[] := v_call.payloads;
+    p_encrypted boolean[] := v_call.encrypted;
+    p_traces uuid[] := v_call.traces;
+    p_ack_idx integer[] := v_call.ack_idx;
+    p_ack_pids uuid[] := v_call.ack_pids;
+    p_ack_keys text[] := v_call.ack_keys;
+    p_ack_groups text[] := v_call.ack_groups;
+    p_ack_statuses text[] := v_call.ack_statuses;
+    p_ack_leases uuid[] := v_call.ack_leases;
+    p_ack_errors text[] := v_call.ack_errors;
+    p_required uuid[] := v_call.required;
+    p_sub text := v_call.sub;
+    p_now timestamptz := v_call.now;
+    p_tenant text := v_call.tenant;
+    v_pids uuid[] := v_call.pids;
     v_push qg_push_plan[] := '{}';
     v_ack  qg_ack_result[] := '{}';
     v_bad  record;
@@ -107,3 +153,11 @@ BEGIN
         FROM unnest(v_ack) r
         ORDER BY 1;
 END $$;
+
+-- qg_transaction is the call as one JSON object, read by name into qg_txn_call: a key the type
+-- lacks is ignored and a field the object lacks is NULL, so the Go side's keys are checked
+-- against the type's fields (TestJSONCallsMatchTheirTypes).
+CREATE OR REPLACE FUNCTION qg_transaction(p_call jsonb)
+RETURNS SETOF qg_txn_result LANGUAGE sql AS $$
+    SELECT * FROM qg_transaction_run(jsonb_populate_record(NULL::qg_txn_call, p_call))
+$$;

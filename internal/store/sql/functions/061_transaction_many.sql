@@ -24,12 +24,9 @@ CREATE TYPE qg_txn_many_row AS (
 -- with its error; the others go on and commit together. Requests run in the order given, each
 -- seeing what the ones before it wrote, as if they had been sent one after another.
 --
--- The requests' arrays are qg_transaction's, flattened: request k's pushes are elements
--- p_push_starts[k] up to (not including) p_push_starts[k + 1] (the end of the arrays for the
--- last), its acks likewise by p_ack_starts, its requiredLeases by p_req_starts (all 1-based);
--- p_subs and p_tenants hold one element per request. p_pids are the pushes' partition ids
--- where the caller knows them (its cache: all of a request's, or none), NULL elsewhere: those
--- names are resolved here.
+-- p_requests is a JSON array of requests, each qg_transaction's argument (qg_txn_call, read by
+-- name). A request's pids are its pushes' partition ids when the caller knows them all (its
+-- cache), else null: the names are resolved here.
 --
 -- A request whose pushes name a partition that does not exist is not run: its row carries
 -- QG001, and the caller runs it alone once this call committed (creating the partitions in
@@ -55,62 +52,51 @@ CREATE TYPE qg_txn_many_row AS (
 -- by qg_push_items there, out of order: as rare as a configure racing the push, and then at
 -- worst a deadlock PostgreSQL breaks, which rolls back that request as QDB.)
 --
--- At most 24 requests per call (maxTxnCall in transaction_many.go): every request's block is
+-- At most 24 requests per call (MaxTxnCall in transaction_many.go): every request's block is
 -- a subtransaction, qg_push_set (a request of several pushes) opens one more for its NOWAIT
 -- lock, and the pre-lock of the partitions one: at most 49 subtransactions with an XID, within
 -- the 64 a backend caches (PGPROC_MAX_CACHED_SUBXIDS). Beyond that the transaction's
 -- subtransactions overflow to pg_subtrans, and every snapshot taken while it runs, in any
 -- session, gets slower.
-CREATE OR REPLACE FUNCTION qg_transaction_many(
-    p_push_starts integer[], p_push_idx integer[], p_queues text[], p_partitions text[], p_keys text[],
-    p_ids uuid[], p_payloads text[], p_encrypted boolean[], p_traces uuid[], p_pids uuid[],
-    p_ack_starts integer[], p_ack_idx integer[], p_ack_pids uuid[], p_ack_keys text[], p_ack_groups text[],
-    p_ack_statuses text[], p_ack_leases uuid[], p_ack_errors text[],
-    p_req_starts integer[], p_required uuid[],
-    p_subs text[], p_tenants text[], p_now timestamptz)
+CREATE OR REPLACE FUNCTION qg_transaction_many(p_requests jsonb)
 RETURNS SETOF qg_txn_many_row LANGUAGE plpgsql AS $$
 DECLARE
-    v_n        integer := coalesce(cardinality(p_tenants), 0);
-    v_pids     uuid[];
+    v_calls    qg_txn_call[] := ARRAY(
+                   SELECT jsonb_populate_record(NULL::qg_txn_call, e.v)
+                   FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e (v, ord) ORDER BY e.ord);
+    v_n        integer := coalesce(cardinality(v_calls), 0);
+    v_c        qg_txn_call;
     v_run      boolean[] := '{}';  -- per request: run it (its partitions all exist)
     v_lock     uuid[] := '{}';     -- the partitions of the requests that run
     v_ack_pids uuid[] := '{}';     -- the (partition, group) pairs of their acks
     v_ack_grps text[] := '{}';
     v_pid      uuid;
-    v_ps integer; v_pe integer;    -- request k's slices: [v_ps, v_pe], [v_as, v_ae], [v_rs, v_re]
-    v_as integer; v_ae integer;
-    v_rs integer; v_re integer;
     v_rows     qg_txn_result[];
     v_code     text;
     v_msg      text;
     v_detail   text;
 BEGIN
-    IF coalesce(cardinality(p_push_starts), 0) <> v_n OR coalesce(cardinality(p_ack_starts), 0) <> v_n
-       OR coalesce(cardinality(p_req_starts), 0) <> v_n OR coalesce(cardinality(p_subs), 0) <> v_n THEN
-        RAISE EXCEPTION 'qg_transaction_many: % requests but % push, % ack, % required starts and % subs',
-            v_n, cardinality(p_push_starts), cardinality(p_ack_starts), cardinality(p_req_starts), cardinality(p_subs);
-    END IF;
-
-    -- The pushes' partition ids: known ones as given, the others resolved by name (two
-    -- unique-index lookups each, as qg_partition_ids; coalesce skips the lookup of a known id).
-    v_pids := ARRAY(
-        SELECT coalesce(u.pid, (SELECT p.id FROM queues q JOIN partitions p ON p.queue_id = q.id
-                                WHERE q.name = u.q AND p.name = u.pn))
-        FROM unnest(p_pids, p_queues, p_partitions) WITH ORDINALITY AS u (pid, q, pn, ord)
-        ORDER BY u.ord);
-
-    -- Which requests run, and what they lock. (Slicing an array costs a walk to the slice, so
-    -- this is linear in the call's items times the requests, at most 24.)
+    -- Which requests run, and what they lock. Each request's partition ids: known ones as
+    -- given, the others resolved by name (two unique-index lookups each, as qg_partition_ids;
+    -- coalesce skips the lookup of a known id). The ids locked here are the ones the request
+    -- runs with, never resolved again: a partition created since would be locked out of order.
     FOR k IN 1..v_n LOOP
-        v_ps := p_push_starts[k];
-        v_pe := coalesce(p_push_starts[k + 1], coalesce(cardinality(p_ids), 0) + 1) - 1;
-        v_run[k] := v_pe < v_ps OR array_position(v_pids[v_ps:v_pe], NULL) IS NULL;
+        v_c := v_calls[k];
+        IF coalesce(cardinality(v_c.queues), 0) > 0 THEN
+            v_c.pids := ARRAY(
+                SELECT coalesce(u.pid, (SELECT p.id FROM queues q JOIN partitions p ON p.queue_id = q.id
+                                        WHERE q.name = u.q AND p.name = u.pn))
+                FROM unnest(v_c.queues, v_c.partitions, coalesce(v_c.pids, '{}')) WITH ORDINALITY AS u (q, pn, pid, ord)
+                ORDER BY u.ord);
+        ELSE
+            v_c.pids := NULL;
+        END IF;
+        v_calls[k] := v_c;
+        v_run[k] := v_c.pids IS NULL OR array_position(v_c.pids, NULL) IS NULL;
         IF v_run[k] THEN
-            v_as := p_ack_starts[k];
-            v_ae := coalesce(p_ack_starts[k + 1], coalesce(cardinality(p_ack_idx), 0) + 1) - 1;
-            v_lock := v_lock || v_pids[v_ps:v_pe];
-            v_ack_pids := v_ack_pids || p_ack_pids[v_as:v_ae];
-            v_ack_grps := v_ack_grps || p_ack_groups[v_as:v_ae];
+            v_lock := v_lock || coalesce(v_c.pids, '{}');
+            v_ack_pids := v_ack_pids || coalesce(v_c.ack_pids, '{}');
+            v_ack_grps := v_ack_grps || coalesce(v_c.ack_groups, '{}');
         END IF;
     END LOOP;
 
@@ -141,31 +127,10 @@ BEGIN
                             'QG001', 'QG001', NULL)::qg_txn_many_row;
             CONTINUE;
         END IF;
-        v_ps := p_push_starts[k];
-        v_pe := coalesce(p_push_starts[k + 1], coalesce(cardinality(p_ids), 0) + 1) - 1;
-        v_as := p_ack_starts[k];
-        v_ae := coalesce(p_ack_starts[k + 1], coalesce(cardinality(p_ack_idx), 0) + 1) - 1;
-        v_rs := p_req_starts[k];
-        v_re := coalesce(p_req_starts[k + 1], coalesce(cardinality(p_required), 0) + 1) - 1;
         BEGIN
             -- Collected before they are returned: rows returned inside the block would stay
             -- in the result even if the block then rolled back.
-            SELECT array_agg(x ORDER BY x.i) INTO v_rows
-            FROM qg_transaction(
-                p_push_idx => p_push_idx[v_ps:v_pe], p_queues => p_queues[v_ps:v_pe],
-                p_partitions => p_partitions[v_ps:v_pe], p_keys => p_keys[v_ps:v_pe], p_ids => p_ids[v_ps:v_pe],
-                p_payloads => p_payloads[v_ps:v_pe], p_encrypted => p_encrypted[v_ps:v_pe],
-                p_traces => p_traces[v_ps:v_pe],
-                p_ack_idx => p_ack_idx[v_as:v_ae], p_ack_pids => p_ack_pids[v_as:v_ae],
-                p_ack_keys => p_ack_keys[v_as:v_ae], p_ack_groups => p_ack_groups[v_as:v_ae],
-                p_ack_statuses => p_ack_statuses[v_as:v_ae], p_ack_leases => p_ack_leases[v_as:v_ae],
-                p_ack_errors => p_ack_errors[v_as:v_ae],
-                -- NULL for a request without requiredLeases (qg_transaction reads NULL and '{}' alike)
-                p_required => CASE WHEN v_re >= v_rs THEN p_required[v_rs:v_re] END,
-                p_sub => p_subs[k], p_now => p_now, p_tenant => p_tenants[k],
-                -- the ids pre-locked above, never resolved again: a partition created since
-                -- would be locked out of order
-                p_pids => CASE WHEN v_pe >= v_ps THEN v_pids[v_ps:v_pe] END) x;
+            SELECT array_agg(x ORDER BY x.i) INTO v_rows FROM qg_transaction_run(v_calls[k]) x;
         EXCEPTION WHEN OTHERS THEN
             -- (query_canceled is not caught: a statement timeout or cancel ends the whole call.)
             GET STACKED DIAGNOSTICS v_code = RETURNED_SQLSTATE, v_msg = MESSAGE_TEXT, v_detail = PG_EXCEPTION_DETAIL;

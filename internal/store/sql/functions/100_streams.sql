@@ -58,6 +58,35 @@ CREATE TYPE qg_cycle_row AS (
     dlq          boolean
 );
 
+-- The argument of qg_stream_cycle, passed as one JSON object whose keys are these fields' names
+-- (jsonb_populate_record reads them by name; TestJSONCallsMatchTheirTypes checks the Go side's
+-- keys against this list): the shard, the state ops (op_types .. op_values, one element per
+-- op), the sink pushes (queues .. traces, one per push, and their producer sub), the source ack
+-- (ack_key .. release; ack_key null: no ack), then the call's clock (null: now()).
+CREATE TYPE qg_cycle_call AS (
+    query_id       uuid,
+    partition_id   uuid,
+    consumer_group text,
+    tenant         text,
+    op_types       text[],
+    op_keys        text[],
+    op_values      text[],
+    queues         text[],
+    partitions     text[],
+    keys           text[],
+    ids            uuid[],
+    payloads       text[],
+    encrypted      boolean[],
+    traces         uuid[],
+    sub            text,
+    ack_key        text,
+    ack_lease      uuid,
+    ack_status     text,
+    ack_error      text,
+    release        boolean,
+    now            timestamptz
+);
+
 -- POST /streams/v1/cycle (docs/api/streams.md §4.2): state ops, sink pushes and the source ack in
 -- one transaction. Locks, in the order every path that takes several of them uses: the
 -- registration (shared), capped sink queues (as a push does), the partitions in ascending id
@@ -72,15 +101,32 @@ CREATE TYPE qg_cycle_row AS (
 -- requeue readings. p_statuses: completed | dlq (the Go
 -- side maps success and failed). Sink partitions must exist: missing ones raise QG001 before
 -- anything is written, and the caller creates them in a committed step and calls again.
-CREATE OR REPLACE FUNCTION qg_stream_cycle(
-    p_query_id uuid, p_partition_id uuid, p_group text, p_tenant text,
-    p_op_types text[], p_op_keys text[], p_op_values text[],
-    p_queues text[], p_partitions text[], p_keys text[], p_ids uuid[], p_payloads text[],
-    p_encrypted boolean[], p_traces uuid[], p_sub text,
-    p_ack_key text, p_ack_lease uuid, p_ack_status text, p_ack_error text, p_release boolean,
-    p_now timestamptz)
+CREATE OR REPLACE FUNCTION qg_stream_cycle(p_call jsonb)
 RETURNS SETOF qg_cycle_row LANGUAGE plpgsql AS $$
 DECLARE
+    -- The call's fields, read by name (see qg_cycle_call) into the names the body uses.
+    v_call qg_cycle_call := jsonb_populate_record(NULL::qg_cycle_call, p_call);
+    p_query_id uuid := v_call.query_id;
+    p_partition_id uuid := v_call.partition_id;
+    p_group text := v_call.consumer_group;
+    p_tenant text := v_call.tenant;
+    p_op_types text[] := v_call.op_types;
+    p_op_keys text[] := v_call.op_keys;
+    p_op_values text[] := v_call.op_values;
+    p_queues text[] := v_call.queues;
+    p_partitions text[] := v_call.partitions;
+    p_keys text[] := v_call.keys;
+    p_ids uuid[] := v_call.ids;
+    p_payloads text[] := v_call.payloads;
+    p_encrypted boolean[] := v_call.encrypted;
+    p_traces uuid[] := v_call.traces;
+    p_sub text := v_call.sub;
+    p_ack_key text := v_call.ack_key;
+    p_ack_lease uuid := v_call.ack_lease;
+    p_ack_status text := v_call.ack_status;
+    p_ack_error text := v_call.ack_error;
+    p_release boolean := v_call.release;
+    p_now timestamptz := v_call.now;
     v_source  text;
     v_pids    uuid[] := '{}';
     v_lock    record;
