@@ -32,6 +32,10 @@ var goStatements = map[string][]string{
 	// Test clusters (standbys, poolers): a command's Wait beside its deadline (run), and a
 	// server started on a locked OS thread as above (launch); each ends when its child exits.
 	"internal/pgcluster/pgcluster.go": {"run", "launch"},
+	// queen import-queen, a command rather than a part of the broker: its progress line, ended
+	// by the run's stop; the source's COPY TO feeding the target's COPY FROM, waited for by pipe.
+	"internal/importer/report.go": {"startProgress"},
+	"internal/importer/run.go":    {"run.pipe"},
 	// The load generator (queen-bench), a client process rather than a part of the broker:
 	// workers of a measured phase, waited for by measure and prefill; the progress line and
 	// the /proc sampler, ended by their stop channel; the same-run baseline's workers; the
