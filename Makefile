@@ -44,6 +44,7 @@ TEST_BESIDE = ./internal/app
 TEST_FIRST = ./internal/httpapi ./internal/store ./internal/bench ./internal/sdktest
 
 test:
+	@bash scripts/test-deps.sh
 	@all="$$($(GO) list ./...)" && apart="$$($(GO) list $(TEST_BESIDE))" || exit 1; \
 	log="$$(mktemp)"; \
 	echo "$(GOTEST) -parallel $(TEST_PARALLEL) $(TEST_BESIDE) (beside the rest, logged)"; \
@@ -66,11 +67,18 @@ test-otlp:
 
 # The end-to-end suites again with every broker behind a real PgBouncer in transaction mode
 # (docs/deploy.md, "Behind a connection pooler"), without and with DATABASE_SESSION_URL; each
-# package starts its own pooler (Debian's pgbouncer; .ci/run installs it).
+# package starts its own pooler (Debian's pgbouncer; .ci/run installs it). The two modes run side
+# by side (the session mode logged, printed when it ends): their tests mostly wait, and each
+# package's pooler holds at most testserver.PoolerSize server connections.
 TEST_POOLED = ./internal/httpapi ./internal/sdktest
 test-pooler:
-	QUEEN_TEST_POOLER=transaction $(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) $(TEST_POOLED)
-	QUEEN_TEST_POOLER=session $(GOTEST) -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) $(TEST_POOLED)
+	@log="$$(mktemp)"; \
+	echo "QUEEN_TEST_POOLER=session $(GOTEST) -parallel $(TEST_PARALLEL) $(TEST_POOLED) (beside, logged)"; \
+	QUEEN_TEST_POOLER=session $(GOTEST) -p 1 -parallel $(TEST_PARALLEL) $(TEST_POOLED) >"$$log" 2>&1 & pid=$$!; \
+	echo "QUEEN_TEST_POOLER=transaction $(GOTEST) -parallel $(TEST_PARALLEL) $(TEST_POOLED)"; \
+	QUEEN_TEST_POOLER=transaction $(GOTEST) -p 1 -parallel $(TEST_PARALLEL) $(TEST_POOLED); tx=$$?; \
+	wait $$pid; session=$$?; cat "$$log"; rm -f "$$log"; \
+	[ $$tx = 0 ] && [ $$session = 0 ]
 
 # cmd/queenctl is a module of its own too (go.work): ./cmd/... does not reach it, so it is named.
 # TAGS=otlp links the OTLP trace exporter into bin/queen (docs/operations.md, Tracing); without

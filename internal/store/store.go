@@ -342,10 +342,13 @@ type rowScanner = pgx.CollectableRow
 // can move time (lease expiry, retry delays, windows) without sleeping. Call before use.
 func (s *Store) SetClock(clock func() time.Time) { s.clock = clock }
 
-// nowArg is the p_now argument of the SQL functions: NULL lets the database clock decide.
+// nowArg is the p_now argument of the SQL functions: NULL lets the database clock decide. The
+// time is cut to PostgreSQL's microsecond, as pgx's binary encoding cuts it: a time sent as JSON
+// text (the long calls' one argument) is rounded by the server instead, up half the time, and a
+// retry delay of 0 computed from it then lay in the future of the next call's now.
 func (s *Store) nowArg() any {
 	if s.clock == nil {
 		return nil
 	}
-	return s.clock()
+	return s.clock().Truncate(time.Microsecond)
 }
