@@ -12,7 +12,7 @@ import (
 // attempt that finds the queue; "new" still means after the pop arrived, so the message that
 // created the queue (and woke the pop) is delivered, not skipped.
 func TestSubscriptionNewParkedBeforeQueueExists(t *testing.T) {
-	b := setup(t, testserver.Options{})
+	b := setup(t, testserver.Options{PollInitial: time.Hour, PollMax: time.Hour}) // only the push wakes it
 	type answer struct {
 		code int
 		body []byte
@@ -23,7 +23,7 @@ func TestSubscriptionNewParkedBeforeQueueExists(t *testing.T) {
 			"?consumerGroup=g&subscriptionMode=new&wait=true&timeout=5000", nil)
 		got <- answer{code, body}
 	}()
-	time.Sleep(200 * time.Millisecond) // let the pop park
+	lpWaitIdle(t, b.srv, 1) // its first attempt found no queue
 	b.push("", obj{"payload": obj{"n": 1}, "transactionId": "first"})
 	a := <-got
 	if a.code != http.StatusOK {
