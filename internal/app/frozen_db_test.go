@@ -376,10 +376,10 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // real elapsed time, not an ordering: the load runs before the freeze
 	p.freeze()
 	frozenAt := time.Now()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // real elapsed time: requests in flight meet the freeze
 	for _, rc := range frozenRoutes() {
 		checkUnavailable(t, rc, call(base, rc.method, rc.path, rc.body))
 	}

@@ -229,9 +229,9 @@ func checkServedAfterFreeze(t *testing.T, cfg config.Config, freeze, thaw func()
 			}
 		})
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // real elapsed time, not an ordering: the load runs before the freeze
 	freeze()
-	time.Sleep(12 * time.Second)
+	time.Sleep(12 * time.Second) // real elapsed time: the freeze lasts past every request bound
 	thaw()
 	thawedAt := time.Now()
 
