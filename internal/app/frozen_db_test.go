@@ -497,7 +497,7 @@ func waitDrained(t *testing.T, base string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("spool not drained: %d %s %v", r.code, r.body, r.err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // a poll interval of a bounded wait
 	}
 }
 
@@ -543,7 +543,7 @@ func waitHealthy(t *testing.T, base string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not healthy again: %d %s %v", r.code, r.body, r.err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // a poll interval of a bounded wait
 	}
 }
 

@@ -37,7 +37,8 @@ func TestGracefulStopMidBatchLosesNothingAndAcksOnce(t *testing.T) {
 	err := q.Consume(ctx, func(hctx context.Context, m *queen.Message) error {
 		if first.add(t, m) == 2 {
 			stop() // the operator hits Ctrl-C while message 2 is in hand
-			time.Sleep(200 * time.Millisecond) // real elapsed time: the handler keeps working after the stop
+			// Real elapsed time, not an ordering: the handler keeps working after the stop.
+			time.Sleep(200 * time.Millisecond)
 			if hctx.Err() != nil {
 				t.Error("the handler's context was cancelled by the stop request")
 			}
