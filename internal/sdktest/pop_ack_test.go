@@ -148,7 +148,9 @@ func TestExtendLease(t *testing.T) {
 
 func TestPopLongPollWakesOnPush(t *testing.T) {
 	t.Parallel()
-	// A broker of its own, whose fallback poll is an hour away: only the push answers the pop.
+	// A broker of its own, whose fallback poll is an hour away, and a pop whose own deadline is
+	// a minute away: an answer within 10 s came from the push's wake-up, not from the attempt a
+	// pop makes at its deadline.
 	srv := testserver.Start(t, testDSN, testserver.Options{PollInitial: time.Hour, PollMax: time.Hour})
 	c, err := queen.New(srv.URL)
 	if err != nil {
@@ -160,7 +162,7 @@ func TestPopLongPollWakesOnPush(t *testing.T) {
 	var b *queen.Batch
 	go func() {
 		var err error
-		b, err = q.Pop(ctx, queen.PopOptions{Wait: 30 * time.Second})
+		b, err = q.Pop(ctx, queen.PopOptions{Wait: time.Minute})
 		popped <- err
 	}()
 	testkit.Eventually(t, 10*time.Second, time.Millisecond, func() error {
@@ -170,8 +172,13 @@ func TestPopLongPollWakesOnPush(t *testing.T) {
 		return nil
 	})
 	mustPush(t, q, map[string]int{"n": 1})
-	if err := <-popped; err != nil || len(b.Messages) != 1 {
-		t.Fatalf("long poll: %v %+v", err, b)
+	select {
+	case err := <-popped:
+		if err != nil || len(b.Messages) != 1 {
+			t.Fatalf("long poll: %v %+v", err, b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the parked pop was not woken by the push")
 	}
 	// A long poll that finds nothing answers empty at its deadline.
 	start := time.Now()
