@@ -94,6 +94,12 @@ type readQuery[T any] struct{ sql string }
 // queryOf is the statement named name, whose rows are T's.
 func queryOf[T any](name string) readQuery[T] { return readQuery[T]{query(name)} }
 
+// callOf is the SQL function call sql, whose rows are T's. Its parameters are positional ($n,
+// bound from a parameter struct: sqlCall) and its columns are those the function returns,
+// named in its RETURNS TABLE or with AS in sql, so they are read by name as a readQuery's are
+// (TestCallRowsScanByName).
+func callOf[T any](sql string) readQuery[T] { return readQuery[T]{sql} }
+
 // row reads the current row by column name.
 func (q readQuery[T]) row(r rowScanner) (T, error) { return pgx.RowToStructByName[T](r) }
 
@@ -112,6 +118,11 @@ func (q readQuery[T]) each(use func(T)) func(rowScanner) error {
 // batch is q bound to args as one statement of queryBatch; use gets each row.
 func (q readQuery[T]) batch(args pgx.StrictNamedArgs, use func(T)) batchQuery {
 	return batchQuery{q.sql, named(args), q.each(use)}
+}
+
+// call is q bound to positional args as one statement of queryBatch; use gets each row.
+func (q readQuery[T]) call(args []any, use func(T)) batchQuery {
+	return batchQuery{q.sql, args, q.each(use)}
 }
 
 // all reads every row of a Query's result (with its error) by name, closing it.
@@ -134,7 +145,12 @@ func (q readQuery[T]) one(rows pgx.Rows, err error) (T, error) {
 
 // readAll runs q with args and converts each row with conv (queryAll).
 func readAll[R, T any](ctx context.Context, s *Store, q readQuery[R], args pgx.StrictNamedArgs, conv func(R) T) ([]T, error) {
-	return queryAll(ctx, s, q.sql, named(args), func(r rowScanner, v *T) error {
+	return collect(ctx, s, q, named(args), conv)
+}
+
+// collect runs q with positional args and converts each row with conv (queryAll).
+func collect[R, T any](ctx context.Context, s *Store, q readQuery[R], args []any, conv func(R) T) ([]T, error) {
+	return queryAll(ctx, s, q.sql, args, func(r rowScanner, v *T) error {
 		row, err := q.row(r)
 		*v = conv(row)
 		return err
