@@ -194,23 +194,29 @@ func TestCallRowsScanByName(t *testing.T) {
 // with three or more, is a row type's job (readQuery).
 func TestNoPositionalScans(t *testing.T) {
 	for _, f := range packageFiles(t) {
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
 			if !ok {
+				continue
+			}
+			ast.Inspect(fn, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				switch {
+				case sel.Sel.Name == "Scan" && len(call.Args) >= 3:
+					t.Errorf("%s: Scan of %d columns by position; read the row by name (callOf, queryOf)", fn.Name.Name, len(call.Args))
+				case sel.Sel.Name == "queryOne" && len(call.Args) >= 6:
+					t.Errorf("%s: queryOne of %d columns by position; read the row by name (callOf, queryOf)", fn.Name.Name, len(call.Args)-3)
+				}
 				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			switch {
-			case sel.Sel.Name == "Scan" && len(call.Args) >= 3:
-				t.Errorf("%s: Scan of %d columns by position; read the row by name (callOf, queryOf)", f.Name.Name, len(call.Args))
-			case sel.Sel.Name == "queryOne" && len(call.Args) >= 6:
-				t.Errorf("queryOne of %d columns by position; read the row by name (callOf, queryOf)", len(call.Args)-3)
-			}
-			return true
-		})
+			})
+		}
 	}
 }
 
