@@ -89,9 +89,10 @@ func (s *Store) ackItems(ctx context.Context, items []mq.AckItem, required []str
 			Errors: a.errors, Required: required, Now: s.nowArg()}.args()
 	}
 	var out []mq.AckResult
+	read := q.reader()
 	err := s.queryRows(ctx, q.sql, args,
 		func(row rowScanner) error {
-			a, err := q.row(row)
+			a, err := read(row)
 			if err != nil {
 				return err
 			}
@@ -155,8 +156,9 @@ func (s *Store) AckMany(ctx context.Context, reqs [][]mq.AckItem) ([][]mq.AckRes
 		out[r] = make([]mq.AckResult, 0, len(items))
 	}
 	got := 0
+	read := ackManyRows.reader()
 	err := s.queryRows(ctx, sqlAckMany, args, func(row rowScanner) error {
-		a, err := ackManyRows.row(row)
+		a, err := read(row)
 		if err != nil {
 			return err
 		}

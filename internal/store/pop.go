@@ -99,8 +99,9 @@ func (s *Store) PopMany(ctx context.Context, r PopRequest, shares []PopShare) ([
 	out := make([][]mq.Message, len(shares))
 	run := func() error {
 		clear(out)
+		read := popRows.reader()
 		return s.queryRows(ctx, sqlPop, args, func(row rowScanner) error {
-			p, err := popRows.row(row)
+			p, err := read(row)
 			if err != nil {
 				return err
 			}

@@ -35,8 +35,9 @@ func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, err
 		known := s.partitions.lookup(c.pairQueues, c.pairParts) // nil: resolve the names
 		args := pushArgs{Queues: c.pairQueues, Partitions: c.pairParts, PairIDs: known, PairOf: c.pairOf,
 			Keys: c.keys, IDs: c.ids, Payloads: c.payloads, Encrypted: c.encrypted, Subs: c.subs, Uncapped: c.uncapped, Now: s.nowArg()}
+		read := pushRows.reader()
 		err := s.queryRows(ctx, sqlPush, args.args(), func(r rowScanner) error {
-			p, err := pushRows.row(r)
+			p, err := read(r)
 			if err != nil {
 				return err
 			}

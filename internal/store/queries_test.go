@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -188,6 +189,65 @@ func TestCallRowsScanByName(t *testing.T) {
 	if _, err := pushRows.row(describedRow{fields[1:], t, "shortened"}); err == nil {
 		t.Errorf("qg_push's rows without their first column were read without error")
 	}
+}
+
+// A reader reads each row of a result by name, the first through pgx.RowToAddrOfStructByName
+// and the later ones into the scan targets it kept: columns in another order than the fields,
+// NULL and non-NULL values of pointer fields alternating, and every row read before any is
+// looked at, so a value shared between rows (a pointer reused by the next scan) would show.
+func TestReaderReadsEachRowByName(t *testing.T) {
+	type row struct {
+		N    int     `db:"n"`
+		Text *string `db:"text"`
+		At   *int64  `db:"at"`
+	}
+	ctx := context.Background()
+	s := migratedSchema(t, "reader_rows")
+	read := callOf[row]("").reader()
+	var got []row
+	err := s.queryRows(ctx, `SELECT CASE WHEN i % 2 = 0 THEN NULL ELSE i * 10 END::int8 AS at,
+		CASE WHEN i % 3 = 0 THEN NULL ELSE 'row ' || i END AS text, i AS n FROM generate_series(1, 7) i`, nil,
+		func(r rowScanner) error {
+			v, err := read(r)
+			got = append(got, v)
+			return err
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 7 {
+		t.Fatalf("%d rows, want 7", len(got))
+	}
+	for i, r := range got {
+		n := i + 1
+		if r.N != n {
+			t.Errorf("row %d: n = %d", n, r.N)
+		}
+		if wantText := fmt.Sprintf("row %d", n); (n%3 == 0) != (r.Text == nil) || (r.Text != nil && *r.Text != wantText) {
+			t.Errorf("row %d: text = %v, want %q (NULL when n %% 3 = 0)", n, ptrValue(r.Text), wantText)
+		}
+		if (n%2 == 0) != (r.At == nil) || (r.At != nil && *r.At != int64(n*10)) {
+			t.Errorf("row %d: at = %v, want %d (NULL when n is even)", n, ptrValue(r.At), n*10)
+		}
+	}
+
+	// A row type with a slice could share its backing array between rows: refused.
+	defer func() {
+		if recover() == nil {
+			t.Errorf("reader of a row type with a slice field did not panic")
+		}
+	}()
+	callOf[struct {
+		IDs []string `db:"ids"`
+	}]("").reader()
+}
+
+// ptrValue is *p, nil for a nil p.
+func ptrValue[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 // No row is read by position past two columns: a Scan with three or more targets, or queryOne
