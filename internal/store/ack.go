@@ -16,6 +16,30 @@ func (s *Store) Ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, er
 	return out, nil
 }
 
+// ackRow is a row of qg_ack_items and qg_ack_one: an item's verdict, in the items' order; its
+// fields are mq.AckResult's.
+type ackRow struct {
+	Success          bool    `db:"success"`
+	Error            *string `db:"error"`
+	Queue            *string `db:"queue_name"`
+	Partition        *string `db:"partition_name"`
+	LeaseReleased    bool    `db:"lease_released"`
+	DLQ              bool    `db:"dlq"`
+	AlreadyCommitted bool    `db:"already_committed"`
+}
+
+// ackManyRow is a row of qg_ack_many: item i's verdict (0-based over the flattened items).
+type ackManyRow struct {
+	I int32 `db:"i"`
+	ackRow
+}
+
+var (
+	ackRows     = callOf[ackRow](sqlAck)
+	ackOneRows  = callOf[ackRow](sqlAckOne)
+	ackManyRows = callOf[ackManyRow](sqlAckMany)
+)
+
 const sqlAck = `SELECT success, error, queue_name, partition_name, lease_released, dlq, already_committed
 	FROM qg_ack_items(p_pids => $1::uuid[], p_keys => $2, p_groups => $3, p_statuses => $4,
 		p_leases => $5::uuid[], p_errors => $6, p_required => $7::uuid[], p_now => $8)`
@@ -53,24 +77,26 @@ func (a ackOneArgs) args() []any {
 }
 
 func (s *Store) ackItems(ctx context.Context, items []mq.AckItem, required []string) ([]mq.AckResult, error) {
-	var sql string
+	q := ackRows
 	var args []any
 	if len(items) == 1 && len(required) == 0 {
 		it := items[0]
-		sql, args = sqlAckOne, ackOneArgs{PID: it.PartitionID, Key: it.TransactionID, Group: it.Group,
+		q, args = ackOneRows, ackOneArgs{PID: it.PartitionID, Key: it.TransactionID, Group: it.Group,
 			Status: it.Status, Lease: it.LeaseID, Error: strPtr(it.Error), Now: s.nowArg()}.args()
 	} else {
 		a := ackArrays(items)
-		sql, args = sqlAck, ackArgs{PIDs: a.pids, Keys: a.keys, Groups: a.groups, Statuses: a.statuses, Leases: a.leases,
+		args = ackArgs{PIDs: a.pids, Keys: a.keys, Groups: a.groups, Statuses: a.statuses, Leases: a.leases,
 			Errors: a.errors, Required: required, Now: s.nowArg()}.args()
 	}
 	var out []mq.AckResult
-	err := s.queryRows(ctx, sql, args,
+	read := q.reader()
+	err := s.queryRows(ctx, q.sql, args,
 		func(row rowScanner) error {
-			var r mq.AckResult
-			if err := row.Scan(&r.Success, &r.Error, &r.Queue, &r.Partition, &r.LeaseReleased, &r.DLQ, &r.AlreadyCommitted); err != nil {
+			a, err := read(row)
+			if err != nil {
 				return err
 			}
+			r := mq.AckResult(a)
 			r.Error = ackVerdict(r.Error)
 			out = append(out, r)
 			return nil
@@ -130,12 +156,13 @@ func (s *Store) AckMany(ctx context.Context, reqs [][]mq.AckItem) ([][]mq.AckRes
 		out[r] = make([]mq.AckResult, 0, len(items))
 	}
 	got := 0
+	read := ackManyRows.reader()
 	err := s.queryRows(ctx, sqlAckMany, args, func(row rowScanner) error {
-		var i int32
-		var r mq.AckResult
-		if err := row.Scan(&i, &r.Success, &r.Error, &r.Queue, &r.Partition, &r.LeaseReleased, &r.DLQ, &r.AlreadyCommitted); err != nil {
+		a, err := read(row)
+		if err != nil {
 			return err
 		}
+		i, r := a.I, mq.AckResult(a.ackRow)
 		if i < 0 || int(i) >= n || int(i)-int(starts[owner[i]]-1) != len(out[owner[i]]) {
 			return fmt.Errorf("ack returned item %d out of order", i)
 		}

@@ -21,25 +21,40 @@ type ClearTarget struct {
 // ClearTargets lists the partitions of queue to clear (only the one named partition when it is
 // not empty). queueFound and partitionFound report unknown names.
 func (s *Store) ClearTargets(ctx context.Context, queue, partition string) (targets []ClearTarget, queueFound, partitionFound bool, err error) {
-	type row struct {
-		found bool
-		pid   *string
-		upto  *int64
-	}
-	rows, err := queryAll(ctx, s, "SELECT * FROM qg_clear_targets(p_queue => $1, p_partition => $2)",
-		[]any{queue, nullIfEmpty(partition)}, func(r rowScanner, v *row) error { return r.Scan(&v.found, &v.pid, &v.upto) })
+	rows, err := collect(ctx, s, clearTargetRows, []any{queue, nullIfEmpty(partition)},
+		func(r clearTargetRow) clearTargetRow { return r })
 	if err != nil {
 		return nil, false, false, fmt.Errorf("clear %q: %w", queue, err)
 	}
 	for _, r := range rows {
-		queueFound = r.found
-		if r.pid != nil {
-			targets = append(targets, ClearTarget{PartitionID: *r.pid, Upto: *r.upto})
+		queueFound = r.QueueFound
+		if r.PartitionID != nil {
+			targets = append(targets, ClearTarget{PartitionID: *r.PartitionID, Upto: *r.Upto})
 		}
 	}
 	// A queue without partitions clears nothing; only a named partition can be missing.
 	return targets, queueFound, queueFound && (partition == "" || len(targets) > 0), nil
 }
+
+// clearTargetRow is a row of qg_clear_targets: whether the queue exists, and a partition to
+// clear (none: NULL) with its last position.
+type clearTargetRow struct {
+	QueueFound  bool    `db:"queue_found"`
+	PartitionID *string `db:"partition_id"`
+	Upto        *int64  `db:"upto"`
+}
+
+// clearBatchRow is the row of qg_clear_batch.
+type clearBatchRow struct {
+	Removed    int64 `db:"removed"`
+	Unconsumed int64 `db:"unconsumed"`
+	Done       bool  `db:"done"`
+}
+
+var (
+	clearTargetRows = callOf[clearTargetRow]("SELECT * FROM qg_clear_targets(p_queue => $1, p_partition => $2)")
+	clearBatchRows  = callOf[clearBatchRow](sqlClearBatch)
+)
 
 const sqlClearBatch = `SELECT removed, unconsumed, done FROM qg_clear_batch(p_run => $1::uuid, p_pid => $2::uuid,
 	p_upto => $3, p_limit => $4, p_now => $5)`
@@ -68,7 +83,9 @@ func (s *Store) ClearBatch(ctx context.Context, run string, t ClearTarget, limit
 				return err
 			}
 		}
-		return tx.QueryRow(ctx, sqlClearBatch, args.args()...).Scan(&removed, &unconsumed, &done)
+		r, err := clearBatchRows.one(tx.Query(ctx, sqlClearBatch, args.args()...))
+		removed, unconsumed, done = r.Removed, r.Unconsumed, r.Done
+		return err
 	})
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("clear batch: %w", err)

@@ -19,6 +19,17 @@ type DLQCopySource struct {
 	TraceID       *string
 }
 
+// dlqCopySourceRow is a row of qg_dlq_copy_sources.
+type dlqCopySourceRow struct {
+	ID        string  `db:"id"`
+	Partition string  `db:"partition_name"`
+	Payload   *string `db:"payload"`
+	Encrypted bool    `db:"encrypted"`
+	TraceID   *string `db:"trace_id"`
+}
+
+var dlqCopySourceRows = callOf[dlqCopySourceRow](sqlDLQCopySources)
+
 const sqlDLQCopySources = `SELECT id, partition_name, payload, encrypted, trace_id FROM qg_dlq_copy_sources(
 	p_ids => $1::uuid[], p_queue => $2, p_group => $3, p_partition => $4, p_error => $5, p_from => $6, p_to => $7,
 	p_limit => $8)`
@@ -41,17 +52,9 @@ func (s *Store) DLQCopySources(ctx context.Context, sel mq.DLQSelection) ([]DLQC
 	if sel.Filter != nil {
 		args.IDs, args.dlqMatchArgs = nil, dlqMatch(*sel.Filter)
 	}
-	out, err := queryAll(ctx, s, sqlDLQCopySources, args.args(), func(r rowScanner, e *DLQCopySource) error {
-		var payload *string
-		if err := r.Scan(&e.ID, &e.Partition, &payload, &e.Encrypted, &e.TraceID); err != nil {
-			return err
-		}
-		if payload != nil {
-			e.Payload = []byte(*payload)
-		} else {
-			e.Payload = []byte("null")
-		}
-		return nil
+	out, err := collect(ctx, s, dlqCopySourceRows, args.args(), func(r dlqCopySourceRow) DLQCopySource {
+		return DLQCopySource{ID: r.ID, Partition: r.Partition, Payload: jsonText(r.Payload), Encrypted: r.Encrypted,
+			TraceID: r.TraceID}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read dlq entries: %w", err)
@@ -69,6 +72,17 @@ type DLQCopy struct {
 	TraceID          *string
 	ProducerSub      *string
 }
+
+// dlqCopyRow is a row of qg_dlq_copy: an entry's outcome, its copy's partition and queue when
+// it was queued.
+type dlqCopyRow struct {
+	DLQID       string  `db:"dlq_id"`
+	Status      string  `db:"status"`
+	PartitionID *string `db:"partition_id"`
+	Queue       *string `db:"queue_name"`
+}
+
+var dlqCopyRows = callOf[dlqCopyRow](sqlDLQCopy)
 
 const sqlDLQCopy = `SELECT dlq_id, status, partition_id, queue_name FROM qg_dlq_copy(p_dlq_ids => $1::uuid[],
 	p_queues => $2, p_partitions => $3, p_ids => $4::uuid[], p_payloads => $5, p_encrypted => $6,
@@ -109,17 +123,17 @@ func (s *Store) CopyDLQEntries(ctx context.Context, copies []DLQCopy) (written [
 	run := func() error {
 		written, skipped = written[:0], skipped[:0]
 		return s.queryRows(ctx, sqlDLQCopy, a.args(), func(r rowScanner) error {
-			var id, status string
-			var pid, queue *string
-			if err := r.Scan(&id, &status, &pid, &queue); err != nil {
+			row, err := dlqCopyRows.row(r)
+			if err != nil {
 				return err
 			}
-			if status != "queued" {
-				skipped = append(skipped, mq.DLQSkip{ID: id, Reason: mq.ReasonQueueFull})
+			if row.Status != "queued" {
+				skipped = append(skipped, mq.DLQSkip{ID: row.DLQID, Reason: mq.ReasonQueueFull})
 				return nil
 			}
-			c := byID[id]
-			written = append(written, mq.DLQCopy{DLQID: id, MessageID: c.ID, TransactionID: c.ID, QueueName: *queue, PartitionID: *pid})
+			c := byID[row.DLQID]
+			written = append(written, mq.DLQCopy{DLQID: row.DLQID, MessageID: c.ID, TransactionID: c.ID,
+				QueueName: *row.Queue, PartitionID: *row.PartitionID})
 			return nil
 		})
 	}

@@ -15,6 +15,52 @@ const (
 		p_desc => $5, p_limit => $6, p_offset => $7, p_now => $8)`
 )
 
+// groupSummaryRow is a row of qg_consumer_groups; its fields are mq.GroupSummary's.
+type groupSummaryRow struct {
+	Group                 string     `db:"consumer_group"`
+	Queue                 string     `db:"queue_name"`
+	Members               int64      `db:"members"`
+	PartitionsWithLag     int64      `db:"partitions_with_lag"`
+	TotalLag              int64      `db:"total_lag"`
+	MaxTimeLag            int64      `db:"max_time_lag"`
+	EverConsumed          bool       `db:"ever_consumed"`
+	State                 string     `db:"state"`
+	SubscriptionMode      *string    `db:"subscription_mode"`
+	SubscriptionTimestamp *time.Time `db:"subscription_timestamp"`
+	SubscriptionCreatedAt *time.Time `db:"subscription_created_at"`
+}
+
+// laggingPairRow is a row of qg_lagging_pairs.
+type laggingPairRow struct {
+	Group            string     `db:"consumer_group"`
+	Queue            string     `db:"queue_name"`
+	Partition        string     `db:"partition_name"`
+	PartitionID      string     `db:"partition_id"`
+	LeaseID          *string    `db:"lease_id"`
+	OffsetLag        int64      `db:"offset_lag"`
+	TimeLag          int64      `db:"time_lag"`
+	OldestUnconsumed *time.Time `db:"oldest_at"`
+	LastConsumed     *time.Time `db:"last_consumed_at"`
+}
+
+// groupPairRow is a row of qg_consumer_group_detail: one cursor of the group.
+type groupPairRow struct {
+	Queue         string     `db:"queue_name"`
+	Partition     string     `db:"partition_name"`
+	LeaseID       *string    `db:"lease_id"`
+	LastConsumed  *time.Time `db:"last_consumed_at"`
+	TotalConsumed int64      `db:"total_consumed"`
+	OffsetLag     int64      `db:"offset_lag"`
+	TimeLag       int64      `db:"time_lag"`
+}
+
+var (
+	groupSummaryRows = callOf[groupSummaryRow](sqlConsumerGroups)
+	laggingPairRows  = callOf[laggingPairRow](sqlLaggingPairs)
+	groupPairRows    = callOf[groupPairRow](`SELECT * FROM qg_consumer_group_detail(p_group => $1, p_queue => $2, p_now => $3) d
+		ORDER BY d.queue_name, d.partition_name LIMIT $4 OFFSET $5`)
+)
+
 // consumerGroupsArgs are the parameters of qg_consumer_groups.
 type consumerGroupsArgs struct {
 	Queue, Group, Search, State any // filters, nil: any
@@ -48,11 +94,8 @@ func (a laggingPairsArgs) args() []any {
 func (s *Store) ConsumerGroups(ctx context.Context, f mq.GroupFilter) ([]mq.GroupSummary, error) {
 	a := consumerGroupsArgs{Queue: nullIfEmpty(f.Queue), Group: nullIfEmpty(f.Group), Search: nullIfEmpty(f.Search),
 		State: nullIfEmpty(f.State), Sort: f.Sort, Desc: f.Desc, Limit: f.Page.Limit, Offset: f.Page.Offset, Now: s.nowArg()}
-	out, err := queryAll(ctx, s, sqlConsumerGroups, a.args(),
-		func(r rowScanner, g *mq.GroupSummary) error {
-			return r.Scan(&g.Group, &g.Queue, &g.Members, &g.PartitionsWithLag, &g.TotalLag, &g.MaxTimeLag,
-				&g.EverConsumed, &g.State, &g.SubscriptionMode, &g.SubscriptionTimestamp, &g.SubscriptionCreatedAt)
-		})
+	out, err := collect(ctx, s, groupSummaryRows, a.args(),
+		func(r groupSummaryRow) mq.GroupSummary { return mq.GroupSummary(r) })
 	if err != nil {
 		return nil, fmt.Errorf("list consumer groups: %w", err)
 	}
@@ -64,11 +107,11 @@ func (s *Store) ConsumerGroups(ctx context.Context, f mq.GroupFilter) ([]mq.Grou
 func (s *Store) LaggingPairs(ctx context.Context, f mq.LagFilter) ([]mq.PairLag, error) {
 	a := laggingPairsArgs{MinLag: f.MinLag, Queue: nullIfEmpty(f.Queue), Group: nullIfEmpty(f.Group), Sort: f.Sort,
 		Desc: f.Desc, Limit: f.Page.Limit, Offset: f.Page.Offset, Now: s.nowArg()}
-	out, err := queryAll(ctx, s, sqlLaggingPairs, a.args(),
-		func(r rowScanner, p *mq.PairLag) error {
-			return r.Scan(&p.Group, &p.Queue, &p.Partition, &p.PartitionID, &p.LeaseID, &p.OffsetLag, &p.TimeLag,
-				&p.OldestUnconsumed, &p.LastConsumed)
-		})
+	out, err := collect(ctx, s, laggingPairRows, a.args(), func(r laggingPairRow) mq.PairLag {
+		return mq.PairLag{Group: r.Group, Queue: r.Queue, Partition: r.Partition, PartitionID: r.PartitionID,
+			LeaseID: r.LeaseID, OffsetLag: r.OffsetLag, TimeLag: r.TimeLag, OldestUnconsumed: r.OldestUnconsumed,
+			LastConsumed: r.LastConsumed}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list lagging consumers: %w", err)
 	}
@@ -78,12 +121,10 @@ func (s *Store) LaggingPairs(ctx context.Context, f mq.LagFilter) ([]mq.PairLag,
 // ConsumerGroupPairs lists one page of a group's cursors on every queue (or on queue), by
 // queue and partition name; none on the first page means the group is unknown there.
 func (s *Store) ConsumerGroupPairs(ctx context.Context, group, queue string, pg mq.Page) ([]mq.PairLag, error) {
-	out, err := queryAll(ctx, s, `SELECT * FROM qg_consumer_group_detail(p_group => $1, p_queue => $2, p_now => $3) d
-		ORDER BY d.queue_name, d.partition_name LIMIT $4 OFFSET $5`,
-		[]any{group, nullIfEmpty(queue), s.nowArg(), pg.Limit, pg.Offset},
-		func(r rowScanner, p *mq.PairLag) error {
-			p.Group = group
-			return r.Scan(&p.Queue, &p.Partition, &p.LeaseID, &p.LastConsumed, &p.TotalConsumed, &p.OffsetLag, &p.TimeLag)
+	out, err := collect(ctx, s, groupPairRows, []any{group, nullIfEmpty(queue), s.nowArg(), pg.Limit, pg.Offset},
+		func(r groupPairRow) mq.PairLag {
+			return mq.PairLag{Group: group, Queue: r.Queue, Partition: r.Partition, LeaseID: r.LeaseID,
+				LastConsumed: r.LastConsumed, TotalConsumed: r.TotalConsumed, OffsetLag: r.OffsetLag, TimeLag: r.TimeLag}
 		})
 	if err != nil {
 		return nil, fmt.Errorf("read consumer group %q: %w", group, err)

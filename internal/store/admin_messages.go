@@ -13,17 +13,71 @@ func (s *Store) ListMessages(ctx context.Context, f mq.MessageFilter) ([]mq.List
 	args := listMessagesArgs{Queue: nullIfEmpty(f.Queue), Partition: nullIfEmpty(f.Partition), Namespace: nullIfEmpty(f.Namespace),
 		Task: nullIfEmpty(f.Task), Status: nullIfEmpty(f.Status), From: f.From, To: f.To, Limit: f.Page.Limit,
 		Offset: f.Page.Offset, Now: s.nowArg(), Key: nullIfEmpty(f.TransactionID), Trace: nullIfEmpty(f.TraceID)}
-	out, err := queryAll(ctx, s, sqlListMessages, args.args(),
-		func(r rowScanner, m *mq.ListedMessage) error {
-			return r.Scan(&m.ID, &m.TransactionID, &m.PartitionID, &m.Queue, &m.Partition, &m.Namespace, &m.Task,
-				&m.Status, &m.QueueStatus, &m.ConsumedBy, &m.Groups, &m.TraceID, &m.ProducerSub, &m.Priority,
-				&m.CreatedAt, &m.LeaseExpiresAt, &m.HasQueueMode, &m.BusGroups)
-		})
+	out, err := collect(ctx, s, listedMessageRows, args.args(), func(r listedMessageRow) mq.ListedMessage {
+		return mq.ListedMessage{StoredMessage: mq.StoredMessage(r.storedMessageRow), QueueStatus: r.QueueStatus,
+			ConsumedBy: r.ConsumedBy, Groups: r.Groups, Priority: r.Priority, HasQueueMode: r.HasQueueMode,
+			BusGroups: r.BusGroups}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list messages: %w", err)
 	}
 	return out, nil
 }
+
+// storedMessageRow is the columns qg_list_messages and qg_message_detail share; its fields are
+// mq.StoredMessage's.
+type storedMessageRow struct {
+	ID             string     `db:"id"`
+	TransactionID  string     `db:"transaction_id"`
+	PartitionID    string     `db:"partition_id"`
+	Queue          string     `db:"queue_name"`
+	Partition      string     `db:"partition_name"`
+	Namespace      string     `db:"namespace"`
+	Task           string     `db:"task"`
+	Status         string     `db:"status"`
+	TraceID        *string    `db:"trace_id"`
+	ProducerSub    *string    `db:"producer_sub"`
+	CreatedAt      time.Time  `db:"created_at"`
+	LeaseExpiresAt *time.Time `db:"lease_expires_at"`
+}
+
+// listedMessageRow is a row of qg_list_messages.
+type listedMessageRow struct {
+	storedMessageRow
+	QueueStatus  *string `db:"queue_status"`
+	ConsumedBy   int64   `db:"consumed_by"`
+	Groups       int64   `db:"total_groups"`
+	Priority     int     `db:"priority"`
+	HasQueueMode bool    `db:"has_queue_mode"`
+	BusGroups    int64   `db:"bus_groups"`
+}
+
+// messageDetailRow is the row of qg_message_detail.
+type messageDetailRow struct {
+	storedMessageRow
+	Payload      *string `db:"payload"`
+	Encrypted    bool    `db:"encrypted"`
+	ErrorMessage *string `db:"error_message"`
+	RetryCount   int     `db:"retry_count"`
+	LeaseTime    int     `db:"lease_time"`
+	RetryLimit   int     `db:"retry_limit"`
+	RetryDelay   int     `db:"retry_delay"`
+	TTL          int     `db:"ttl"`
+	Priority     int     `db:"priority"`
+}
+
+// messageConsumerRow is a row of qg_message_consumers; its fields are mq.MessageConsumer's.
+type messageConsumerRow struct {
+	Group          string     `db:"consumer_group"`
+	Consumed       bool       `db:"consumed"`
+	LeaseExpiresAt *time.Time `db:"lease_expires_at"`
+}
+
+var (
+	listedMessageRows   = callOf[listedMessageRow](sqlListMessages)
+	messageDetailRows   = callOf[messageDetailRow]("SELECT * FROM qg_message_detail(p_pid => $1::uuid, p_key => $2, p_now => $3)")
+	messageConsumerRows = callOf[messageConsumerRow]("SELECT * FROM qg_message_consumers(p_pid => $1::uuid, p_key => $2, p_now => $3)")
+)
 
 const sqlListMessages = `SELECT * FROM qg_list_messages(p_queue => $1, p_partition => $2, p_namespace => $3,
 	p_task => $4, p_status => $5, p_from => $6, p_to => $7, p_limit => $8, p_offset => $9, p_now => $10,
@@ -48,23 +102,15 @@ func (a listMessagesArgs) args() []any {
 func (s *Store) MessageDetail(ctx context.Context, partitionID, transactionID string) (d mq.MessageDetail, found bool, err error) {
 	args := []any{partitionID, transactionID, s.nowArg()}
 	err = s.queryBatch(ctx,
-		batchQuery{"SELECT * FROM qg_message_detail(p_pid => $1::uuid, p_key => $2, p_now => $3)", args, func(r rowScanner) error {
+		messageDetailRows.call(args, func(r messageDetailRow) {
 			found = true
-			var payload *string
-			err := r.Scan(&d.ID, &d.TransactionID, &d.PartitionID, &d.Queue, &d.Partition, &d.Namespace, &d.Task,
-				&d.Status, &payload, &d.Encrypted, &d.TraceID, &d.ProducerSub, &d.CreatedAt, &d.ErrorMessage,
-				&d.RetryCount, &d.LeaseExpiresAt, &d.LeaseTime, &d.RetryLimit, &d.RetryDelay, &d.TTL, &d.Priority)
-			d.Payload = jsonText(payload)
-			return err
-		}},
-		batchQuery{"SELECT * FROM qg_message_consumers(p_pid => $1::uuid, p_key => $2, p_now => $3)", args, func(r rowScanner) error {
-			var c mq.MessageConsumer
-			if err := r.Scan(&c.Group, &c.Consumed, &c.LeaseExpiresAt); err != nil {
-				return err
-			}
-			d.Consumers = append(d.Consumers, c)
-			return nil
-		}})
+			d.StoredMessage, d.Payload, d.Encrypted = mq.StoredMessage(r.storedMessageRow), jsonText(r.Payload), r.Encrypted
+			d.ErrorMessage, d.RetryCount, d.LeaseTime, d.RetryLimit = r.ErrorMessage, r.RetryCount, r.LeaseTime, r.RetryLimit
+			d.RetryDelay, d.TTL, d.Priority = r.RetryDelay, r.TTL, r.Priority
+		}),
+		messageConsumerRows.call(args, func(r messageConsumerRow) {
+			d.Consumers = append(d.Consumers, mq.MessageConsumer(r))
+		}))
 	if err != nil {
 		return d, false, fmt.Errorf("read message: %w", err)
 	}
@@ -114,6 +160,28 @@ func dlqMatch(f mq.DLQFilter) dlqMatchArgs {
 		Error: nullIfEmpty(f.Error), From: f.From, To: f.To}
 }
 
+// dlqEntryRow is a row of qg_list_dlq.
+type dlqEntryRow struct {
+	DLQID         string    `db:"dlq_id"`
+	MessageID     string    `db:"message_id"`
+	TransactionID string    `db:"transaction_id"`
+	PartitionID   string    `db:"partition_id"`
+	Queue         string    `db:"queue_name"`
+	Partition     string    `db:"partition_name"`
+	Group         string    `db:"consumer_group"`
+	ErrorMessage  string    `db:"error_message"`
+	RetryCount    int       `db:"retry_count"`
+	Payload       *string   `db:"payload"`
+	Encrypted     bool      `db:"encrypted"`
+	TraceID       *string   `db:"trace_id"`
+	ProducerSub   *string   `db:"producer_sub"`
+	CreatedAt     time.Time `db:"created_at"`
+	FailedAt      time.Time `db:"failed_at"`
+	MessageStored bool      `db:"message_stored"`
+}
+
+var dlqEntryRows = callOf[dlqEntryRow](sqlListDLQ)
+
 // listDLQArgs are the parameters of qg_list_dlq.
 type listDLQArgs struct {
 	dlqMatchArgs
@@ -127,19 +195,14 @@ func (s *Store) ListDLQ(ctx context.Context, f mq.DLQFilter) (entries []mq.DLQEn
 	match := dlqMatch(f)
 	err = s.queryBatch(ctx,
 		batchQuery{sqlDLQCount, match.args(), scanInto(&total)},
-		batchQuery{sqlListDLQ, listDLQArgs{dlqMatchArgs: match, Limit: f.Page.Limit, Offset: f.Page.Offset}.args(),
-			func(r rowScanner) error {
-				var e mq.DLQEntry
-				var payload *string
-				if err := r.Scan(&e.DLQID, &e.MessageID, &e.TransactionID, &e.PartitionID, &e.Queue, &e.Partition,
-					&e.Group, &e.ErrorMessage, &e.RetryCount, &payload, &e.Encrypted, &e.TraceID, &e.ProducerSub,
-					&e.CreatedAt, &e.FailedAt, &e.MessageStored); err != nil {
-					return err
-				}
-				e.Payload = jsonText(payload)
-				entries = append(entries, e)
-				return nil
-			}})
+		dlqEntryRows.call(listDLQArgs{dlqMatchArgs: match, Limit: f.Page.Limit, Offset: f.Page.Offset}.args(),
+			func(r dlqEntryRow) {
+				entries = append(entries, mq.DLQEntry{DLQID: r.DLQID, MessageID: r.MessageID, TransactionID: r.TransactionID,
+					PartitionID: r.PartitionID, Queue: r.Queue, Partition: r.Partition, Group: r.Group,
+					ErrorMessage: r.ErrorMessage, RetryCount: r.RetryCount, Payload: jsonText(r.Payload),
+					Encrypted: r.Encrypted, TraceID: r.TraceID, ProducerSub: r.ProducerSub, CreatedAt: r.CreatedAt,
+					FailedAt: r.FailedAt, MessageStored: r.MessageStored})
+			}))
 	if err != nil {
 		return nil, 0, fmt.Errorf("list dlq: %w", err)
 	}

@@ -12,6 +12,15 @@ import (
 const sqlMoveToDLQ = `SELECT consumer_group, action, reason FROM qg_move_to_dlq(p_pid => $1::uuid, p_key => $2,
 	p_group => $3, p_reason => $4, p_now => $5)`
 
+// groupActionRow is a row of qg_move_to_dlq: one group's outcome.
+type groupActionRow struct {
+	Group  string  `db:"consumer_group"`
+	Action string  `db:"action"`
+	Reason *string `db:"reason"`
+}
+
+var moveToDLQRows = callOf[groupActionRow](sqlMoveToDLQ)
+
 // moveToDLQArgs are the parameters of qg_move_to_dlq (see sqlCall).
 type moveToDLQArgs struct {
 	Pid, Key string
@@ -27,13 +36,8 @@ func (a moveToDLQArgs) args() []any { return []any{a.Pid, a.Key, a.Group, a.Reas
 // partitionID must be a canonical UUID.
 func (s *Store) MoveToDLQ(ctx context.Context, partitionID, transactionID, group, reason string) (out []mq.GroupAction, found bool, err error) {
 	args := moveToDLQArgs{Pid: partitionID, Key: transactionID, Group: nullIfEmpty(group), Reason: reason, Now: s.nowArg()}
-	out, err = queryAll(ctx, s, sqlMoveToDLQ, args.args(), func(r rowScanner, g *mq.GroupAction) error {
-		var reason *string
-		err := r.Scan(&g.Group, &g.Action, &reason)
-		if reason != nil {
-			g.Reason = *reason
-		}
-		return err
+	out, err = collect(ctx, s, moveToDLQRows, args.args(), func(r groupActionRow) mq.GroupAction {
+		return mq.GroupAction{Group: r.Group, Action: r.Action, Reason: deref(r.Reason)}
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("move to dlq: %w", err)

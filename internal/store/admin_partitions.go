@@ -18,6 +18,30 @@ const (
 		p_sort => $5, p_desc => $6, p_limit => $7, p_offset => $8)`
 )
 
+// partitionRow is a row of qg_list_partitions; its fields are mq.PartitionRow's.
+type partitionRow struct {
+	ID             string     `db:"id"`
+	Name           string     `db:"name"`
+	Queue          string     `db:"queue_name"`
+	QueueID        string     `db:"queue_id"`
+	Namespace      string     `db:"namespace"`
+	Task           string     `db:"task"`
+	CreatedAt      time.Time  `db:"created_at"`
+	Total          int64      `db:"total"`
+	Pending        int64      `db:"pending"`
+	Processing     int64      `db:"processing"`
+	Completed      int64      `db:"completed"`
+	DeadLetter     int64      `db:"dead_letter"`
+	ConsumerGroups int        `db:"consumer_groups"`
+	ActiveLeases   int        `db:"active_leases"`
+	MaxTimeLag     int64      `db:"max_time_lag"`
+	Oldest         *time.Time `db:"oldest_at"`
+	Newest         *time.Time `db:"newest_at"`
+	LastActivity   time.Time  `db:"last_activity"`
+}
+
+var partitionRows = callOf[partitionRow](sqlListPartitions)
+
 // partitionsMatchArgs are the parameters of qg_partitions_total and the first ones of
 // qg_list_partitions (see sqlCall).
 type partitionsMatchArgs struct {
@@ -47,16 +71,7 @@ func (s *Store) ListPartitions(ctx context.Context, f mq.PartitionFilter) (rows 
 		Offset: f.Page.Offset}
 	err = s.queryBatch(ctx,
 		batchQuery{sqlPartitionsTotal, match.args(), func(r rowScanner) error { return r.Scan(&total, &statsAt) }},
-		batchQuery{sqlListPartitions, list.args(), func(r rowScanner) error {
-			var p mq.PartitionRow
-			if err := r.Scan(&p.ID, &p.Name, &p.Queue, &p.QueueID, &p.Namespace, &p.Task, &p.CreatedAt, &p.Total,
-				&p.Pending, &p.Processing, &p.Completed, &p.DeadLetter, &p.ConsumerGroups, &p.ActiveLeases,
-				&p.MaxTimeLag, &p.Oldest, &p.Newest, &p.LastActivity); err != nil {
-				return err
-			}
-			rows = append(rows, p)
-			return nil
-		}})
+		partitionRows.call(list.args(), func(r partitionRow) { rows = append(rows, mq.PartitionRow(r)) }))
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("list partitions: %w", err)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/queen-go/queen/internal/mq"
 )
@@ -15,6 +16,23 @@ const (
 	sqlListQueues  = `SELECT * FROM qg_list_queues(p_namespace => $1, p_task => $2, p_search => $3, p_sort => $4,
 		p_desc => $5, p_limit => $6, p_offset => $7)`
 )
+
+// queueSummaryRow is a row of qg_list_queues; its fields are mq.QueueSummary's.
+type queueSummaryRow struct {
+	ID         string    `db:"id"`
+	Name       string    `db:"name"`
+	Namespace  string    `db:"namespace"`
+	Task       string    `db:"task"`
+	CreatedAt  time.Time `db:"created_at"`
+	Partitions int64     `db:"partitions"`
+	Total      int64     `db:"total"`
+	Pending    int64     `db:"pending"`
+	Processing int64     `db:"processing"`
+	DeadLetter int64     `db:"dead_letter"`
+	MaxTimeLag int64     `db:"max_time_lag"`
+}
+
+var queueSummaryRows = callOf[queueSummaryRow](sqlListQueues)
 
 // queuesMatchArgs are the parameters of qg_queues_total and the first ones of qg_list_queues.
 type queuesMatchArgs struct {
@@ -44,15 +62,7 @@ func (s *Store) ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueL
 	out.Queues = []mq.QueueSummary{}
 	err := s.queryBatch(ctx,
 		batchQuery{sqlQueuesTotal, match.args(), func(r rowScanner) error { return r.Scan(&out.Total, &out.StatsAt) }},
-		batchQuery{sqlListQueues, list.args(), func(r rowScanner) error {
-			var q mq.QueueSummary
-			if err := r.Scan(&q.ID, &q.Name, &q.Namespace, &q.Task, &q.CreatedAt, &q.Partitions, &q.Total,
-				&q.Pending, &q.Processing, &q.DeadLetter, &q.MaxTimeLag); err != nil {
-				return err
-			}
-			out.Queues = append(out.Queues, q)
-			return nil
-		}})
+		queueSummaryRows.call(list.args(), func(r queueSummaryRow) { out.Queues = append(out.Queues, mq.QueueSummary(r)) }))
 	if err != nil {
 		return mq.QueueList{}, fmt.Errorf("list queues: %w", err)
 	}

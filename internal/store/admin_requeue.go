@@ -14,17 +14,39 @@ import (
 const sqlDLQRedeliver = `SELECT requeued, skipped_ids, skipped_reasons, queue_names
 	FROM qg_dlq_redeliver(p_ids => $1::uuid[], p_now => $2)`
 
+// redeliverRow is the row of qg_dlq_redeliver and qg_dlq_redeliver_matching (Remaining only
+// from the latter).
+type redeliverRow struct {
+	Requeued       int64    `db:"requeued"`
+	SkippedIDs     []string `db:"skipped_ids"`
+	SkippedReasons []string `db:"skipped_reasons"`
+	Queues         []string `db:"queue_names"`
+}
+
+// redeliverMatchingRow is the row of qg_dlq_redeliver_matching.
+type redeliverMatchingRow struct {
+	redeliverRow
+	Remaining int64 `db:"remaining"`
+}
+
+// result is the answer the row gives.
+func (r redeliverRow) result() mq.DLQRequeueResult {
+	return mq.DLQRequeueResult{Requeued: r.Requeued, Skipped: skips(r.SkippedIDs, r.SkippedReasons), Queues: r.Queues}
+}
+
+var (
+	redeliverRows         = callOf[redeliverRow](sqlDLQRedeliver)
+	redeliverMatchingRows = callOf[redeliverMatchingRow](sqlDLQRedeliverMatching)
+)
+
 // RedeliverDLQEntries requeues the entries ids (canonical UUIDs, each once) in redeliver mode,
 // in the order given, in one transaction. Skipped lists the ids kept, with their reasons;
 // Queues the queues whose pops may have work now.
 func (s *Store) RedeliverDLQEntries(ctx context.Context, ids []string) (mq.DLQRequeueResult, error) {
 	var res mq.DLQRequeueResult
-	var skippedIDs, reasons []string
-	if _, err := s.queryOne(ctx, sqlDLQRedeliver, []any{ids, s.nowArg()},
-		&res.Requeued, &skippedIDs, &reasons, &res.Queues); err != nil {
+	if err := s.queryBatch(ctx, redeliverRows.call([]any{ids, s.nowArg()}, func(r redeliverRow) { res = r.result() })); err != nil {
 		return res, fmt.Errorf("requeue dlq entries: %w", err)
 	}
-	res.Skipped = skips(skippedIDs, reasons)
 	return res, nil
 }
 
@@ -48,13 +70,13 @@ func (a dlqRedeliverMatchingArgs) args() []any {
 // counts those left.
 func (s *Store) RedeliverDLQMatching(ctx context.Context, f mq.DLQFilter, limit int) (mq.DLQRequeueResult, error) {
 	var res mq.DLQRequeueResult
-	var skippedIDs, reasons []string
 	args := dlqRedeliverMatchingArgs{dlqMatchArgs: dlqMatch(f), Limit: limit, Now: s.nowArg()}
-	if _, err := s.queryOne(ctx, sqlDLQRedeliverMatching, args.args(),
-		&res.Requeued, &skippedIDs, &reasons, &res.Queues, &res.Remaining); err != nil {
+	if err := s.queryBatch(ctx, redeliverMatchingRows.call(args.args(), func(r redeliverMatchingRow) {
+		res = r.result()
+		res.Remaining = r.Remaining
+	})); err != nil {
 		return res, fmt.Errorf("requeue dlq entries: %w", err)
 	}
-	res.Skipped = skips(skippedIDs, reasons)
 	return res, nil
 }
 
@@ -68,6 +90,18 @@ func skips(ids, reasons []string) []mq.DLQSkip {
 
 const sqlMessageRetry = `SELECT found, consumer_group, action, reason, queue_name
 	FROM qg_message_retry(p_pid => $1::uuid, p_key => $2, p_group => $3, p_now => $4)`
+
+// messageRetryRow is a row of qg_message_retry: one group's outcome (found false and no group
+// for an unknown message).
+type messageRetryRow struct {
+	Found  bool    `db:"found"`
+	Group  *string `db:"consumer_group"`
+	Action string  `db:"action"`
+	Reason *string `db:"reason"`
+	Queue  string  `db:"queue_name"`
+}
+
+var messageRetryRows = callOf[messageRetryRow](sqlMessageRetry)
 
 // messageRetryArgs are the parameters of qg_message_retry (see sqlCall).
 type messageRetryArgs struct {
@@ -84,31 +118,15 @@ func (a messageRetryArgs) args() []any { return []any{a.Pid, a.Key, a.Group, a.N
 // is the message's queue. partitionID must be a canonical UUID.
 func (s *Store) RetryMessage(ctx context.Context, partitionID, transactionID, group string) (out []mq.GroupAction, queue string, found bool, err error) {
 	args := messageRetryArgs{Pid: partitionID, Key: transactionID, Group: nullIfEmpty(group), Now: s.nowArg()}
-	rows, err := queryAll(ctx, s, sqlMessageRetry, args.args(), func(r rowScanner, g *struct {
-		mq.GroupAction
-		queue string
-	}) error {
-		var grp, reason *string
-		var ok bool
-		if err := r.Scan(&ok, &grp, &g.Action, &reason, &g.queue); err != nil {
-			return err
-		}
-		if grp != nil {
-			g.Group = *grp
-		}
-		if reason != nil {
-			g.Reason = *reason
-		}
-		return nil
-	})
+	rows, err := collect(ctx, s, messageRetryRows, args.args(), func(r messageRetryRow) messageRetryRow { return r })
 	if err != nil {
 		return nil, "", false, fmt.Errorf("retry message: %w", err)
 	}
 	out = []mq.GroupAction{}
 	for _, r := range rows {
-		found, queue = true, r.queue
+		found, queue = true, r.Queue
 		if r.Action != "none" {
-			out = append(out, r.GroupAction)
+			out = append(out, mq.GroupAction{Group: deref(r.Group), Action: r.Action, Reason: deref(r.Reason)})
 		}
 	}
 	return out, queue, found, nil

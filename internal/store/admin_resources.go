@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
@@ -10,6 +11,42 @@ import (
 
 const sqlListLabels = `SELECT * FROM qg_list_labels(p_by_task => $1, p_search => $2, p_sort => $3, p_desc => $4,
 	p_limit => $5, p_offset => $6)`
+
+// labelSummaryRow is a row of qg_list_labels; its fields are mq.LabelSummary's.
+type labelSummaryRow struct {
+	Label      string `db:"label"`
+	Queues     int64  `db:"queues"`
+	Partitions int64  `db:"partitions"`
+	Total      int64  `db:"total"`
+	Pending    int64  `db:"pending"`
+}
+
+// overviewRow is the row of qg_system_overview.
+type overviewRow struct {
+	Queues             int64      `db:"queues"`
+	Partitions         int64      `db:"partitions"`
+	Namespaces         int64      `db:"namespaces"`
+	Tasks              int64      `db:"tasks"`
+	Total              int64      `db:"total"`
+	Unconsumed         int64      `db:"unconsumed"`
+	Processing         int64      `db:"processing"`
+	DeadLetter         int64      `db:"dead_letter"`
+	TimeAvg            float64    `db:"time_avg"`
+	TimeMedian         float64    `db:"time_median"`
+	TimeMin            int64      `db:"time_min"`
+	TimeMax            int64      `db:"time_max"`
+	OffsetAvg          float64    `db:"offset_avg"`
+	OffsetMedian       float64    `db:"offset_median"`
+	OffsetMin          int64      `db:"offset_min"`
+	OffsetMax          int64      `db:"offset_max"`
+	IngestedLastMinute int64      `db:"ingested_last_minute"`
+	StatsAt            *time.Time `db:"stats_at"`
+}
+
+var (
+	labelSummaryRows = callOf[labelSummaryRow](sqlListLabels)
+	overviewRows     = callOf[overviewRow]("SELECT * FROM qg_system_overview(p_now => $1)")
+)
 
 // listLabelsArgs are the parameters of qg_list_labels.
 type listLabelsArgs struct {
@@ -33,14 +70,7 @@ func (s *Store) LabelSummaries(ctx context.Context, f mq.LabelFilter) (mq.LabelL
 	err := s.queryBatch(ctx,
 		batchQuery{`SELECT qg_labels_total(p_by_task => $1, p_search => $2)`, []any{a.ByTask, a.Search},
 			scanInto(&out.Total)},
-		batchQuery{sqlListLabels, a.args(), func(r rowScanner) error {
-			var l mq.LabelSummary
-			if err := r.Scan(&l.Label, &l.Queues, &l.Partitions, &l.Total, &l.Pending); err != nil {
-				return err
-			}
-			out.Labels = append(out.Labels, l)
-			return nil
-		}})
+		labelSummaryRows.call(a.args(), func(r labelSummaryRow) { out.Labels = append(out.Labels, mq.LabelSummary(r)) }))
 	if err != nil {
 		return mq.LabelList{}, fmt.Errorf("summarise queue labels: %w", err)
 	}
@@ -52,10 +82,13 @@ func (s *Store) LabelSummaries(ctx context.Context, f mq.LabelFilter) (mq.LabelL
 // partitions' messages.
 func (s *Store) Overview(ctx context.Context) (mq.Overview, error) {
 	var o mq.Overview
-	c, t, f := &o.Counters, &o.TimeLag, &o.OffsetLag
-	_, err := s.queryOne(ctx, "SELECT * FROM qg_system_overview(p_now => $1)", []any{s.nowArg()},
-		&o.Queues, &o.Partitions, &o.Namespaces, &o.Tasks, &c.Total, &c.Unconsumed, &c.Processing, &c.DeadLetter,
-		&t.Avg, &t.Median, &t.Min, &t.Max, &f.Avg, &f.Median, &f.Min, &f.Max, &o.IngestedLastMinute, &o.StatsAt)
+	err := s.queryBatch(ctx, overviewRows.call([]any{s.nowArg()}, func(r overviewRow) {
+		o = mq.Overview{Queues: r.Queues, Partitions: r.Partitions, Namespaces: r.Namespaces, Tasks: r.Tasks,
+			Counters:           mq.Counters{Total: r.Total, Unconsumed: r.Unconsumed, Processing: r.Processing, DeadLetter: r.DeadLetter},
+			TimeLag:            mq.Lag{Avg: r.TimeAvg, Median: r.TimeMedian, Min: r.TimeMin, Max: r.TimeMax},
+			OffsetLag:          mq.Lag{Avg: r.OffsetAvg, Median: r.OffsetMedian, Min: r.OffsetMin, Max: r.OffsetMax},
+			IngestedLastMinute: r.IngestedLastMinute, StatsAt: r.StatsAt}
+	}))
 	if err != nil {
 		return o, fmt.Errorf("overview: %w", err)
 	}

@@ -23,16 +23,26 @@ type HotSet struct {
 	Blocker    string
 }
 
+// hotSetRow is a row of qg_hot_sets; its fields are HotSet's.
+type hotSetRow struct {
+	Name       string `db:"hot_set"`
+	Live       int64  `db:"live"`
+	Dead       int64  `db:"dead"`
+	BlockerPID int    `db:"blocker_pid"`
+	Blocker    string `db:"blocker"`
+}
+
+var hotSetRows = callOf[hotSetRow](`SELECT hot_set, live, dead, coalesce(blocker_pid, 0) AS blocker_pid,
+	coalesce(blocker, '') AS blocker FROM qg_hot_sets()`)
+
 // HotSetStates reads the hot sets' row versions.
 func (s *Store) HotSetStates(ctx context.Context) ([]HotSet, error) {
 	var out []HotSet
-	err := s.queryRows(ctx, "SELECT hot_set, live, dead, coalesce(blocker_pid, 0), coalesce(blocker, '') FROM qg_hot_sets()",
-		nil, func(r rowScanner) error {
-			var h HotSet
-			err := r.Scan(&h.Name, &h.Live, &h.Dead, &h.BlockerPID, &h.Blocker)
-			out = append(out, h)
-			return err
-		})
+	err := s.queryRows(ctx, hotSetRows.sql, nil, func(r rowScanner) error {
+		h, err := hotSetRows.row(r)
+		out = append(out, HotSet(h))
+		return err
+	})
 	return out, wrap("hot set states", err)
 }
 

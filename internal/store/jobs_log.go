@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/queen-go/queen/internal/mq"
 )
@@ -36,40 +37,57 @@ func (s *Store) RecordJobRun(ctx context.Context, run mq.JobRun) error {
 	return wrap("record job run", err)
 }
 
+// jobSummaryRow is a row of qg_job_summaries.
+type jobSummaryRow struct {
+	Name           string     `db:"job"`
+	Running        bool       `db:"running"`
+	Leader         *string    `db:"leader"`
+	LastRunAt      *time.Time `db:"last_run_at"`
+	LastDurationMs *int64     `db:"last_duration_ms"`
+	LastFailed     *bool      `db:"last_failed"`
+	LastError      *string    `db:"last_error"`
+	LastSuccessAt  *time.Time `db:"last_success_at"`
+	LastFailureAt  *time.Time `db:"last_failure_at"`
+	Runs           int64      `db:"runs"`
+	Failures       int64      `db:"failures"`
+}
+
+// jobInstanceRow is a row of qg_job_instances: one instance's runs of a job.
+type jobInstanceRow struct {
+	Job       string    `db:"job"`
+	WorkerID  string    `db:"worker_id"`
+	Hostname  string    `db:"hostname"`
+	LastRunAt time.Time `db:"last_run_at"`
+	Runs      int64     `db:"runs"`
+	Failures  int64     `db:"failures"`
+}
+
+var (
+	jobSummaryRows  = callOf[jobSummaryRow]("SELECT * FROM qg_job_summaries(p_jobs => $1, p_now => $2)")
+	jobInstanceRows = callOf[jobInstanceRow]("SELECT * FROM qg_job_instances(p_now => $1)")
+)
+
 // JobSummaries reads every job of mq.JobNames across instances, in that order.
 func (s *Store) JobSummaries(ctx context.Context) ([]mq.JobSummary, error) {
 	var out []mq.JobSummary
 	byJob := map[string]int{}
 	err := s.queryBatch(ctx,
-		batchQuery{"SELECT * FROM qg_job_summaries(p_jobs => $1, p_now => $2)", []any{mq.JobNames, s.nowArg()},
-			func(r rowScanner) error {
-				var j mq.JobSummary
-				var failed *bool
-				var dur *int64
-				if err := r.Scan(&j.Name, &j.Running, &j.Leader, &j.LastRunAt, &dur, &failed, &j.LastError,
-					&j.LastSuccessAt, &j.LastFailureAt, &j.Runs, &j.Failures); err != nil {
-					return err
-				}
-				if dur != nil {
-					j.LastDurationMs = *dur
-				}
-				j.LastFailed = failed != nil && *failed
-				j.Instances = []mq.JobInstance{}
-				byJob[j.Name] = len(out)
-				out = append(out, j)
-				return nil
-			}},
-		batchQuery{"SELECT * FROM qg_job_instances(p_now => $1)", []any{s.nowArg()}, func(r rowScanner) error {
-			var job string
-			var i mq.JobInstance
-			if err := r.Scan(&job, &i.WorkerID, &i.Hostname, &i.LastRunAt, &i.Runs, &i.Failures); err != nil {
-				return err
+		jobSummaryRows.call([]any{mq.JobNames, s.nowArg()}, func(r jobSummaryRow) {
+			j := mq.JobSummary{Name: r.Name, Running: r.Running, Leader: r.Leader, LastRunAt: r.LastRunAt,
+				LastFailed: r.LastFailed != nil && *r.LastFailed, LastError: r.LastError, LastSuccessAt: r.LastSuccessAt,
+				LastFailureAt: r.LastFailureAt, Runs: r.Runs, Failures: r.Failures, Instances: []mq.JobInstance{}}
+			if r.LastDurationMs != nil {
+				j.LastDurationMs = *r.LastDurationMs
 			}
-			if n, ok := byJob[job]; ok {
-				out[n].Instances = append(out[n].Instances, i)
+			byJob[j.Name] = len(out)
+			out = append(out, j)
+		}),
+		jobInstanceRows.call([]any{s.nowArg()}, func(r jobInstanceRow) {
+			if n, ok := byJob[r.Job]; ok {
+				out[n].Instances = append(out[n].Instances, mq.JobInstance{WorkerID: r.WorkerID, Hostname: r.Hostname,
+					LastRunAt: r.LastRunAt, Runs: r.Runs, Failures: r.Failures})
 			}
-			return nil
-		}})
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("read job runs: %w", err)
 	}

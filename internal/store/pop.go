@@ -21,8 +21,26 @@ type PopRequest struct {
 	SubscriptionFrom  *time.Time // with mode timestamp
 }
 
-const sqlPop = `SELECT req, id::text, transaction_id, trace_id::text, payload, producer_sub, created_at,
-	partition_id::text, partition_name, queue_name, retry_count, encrypted
+// popRow is a row of qg_pop: a message claimed for request req (1-based).
+type popRow struct {
+	Req           int32     `db:"req"`
+	ID            string    `db:"id"`
+	TransactionID string    `db:"transaction_id"`
+	TraceID       *string   `db:"trace_id"`
+	Payload       string    `db:"payload"`
+	ProducerSub   *string   `db:"producer_sub"`
+	CreatedAt     time.Time `db:"created_at"`
+	PartitionID   string    `db:"partition_id"`
+	Partition     string    `db:"partition_name"`
+	Queue         string    `db:"queue_name"`
+	RetryCount    int       `db:"retry_count"`
+	Encrypted     bool      `db:"encrypted"`
+}
+
+var popRows = callOf[popRow](sqlPop)
+
+const sqlPop = `SELECT req, id::text AS id, transaction_id, trace_id::text AS trace_id, payload, producer_sub, created_at,
+	partition_id::text AS partition_id, partition_name, queue_name, retry_count, encrypted
 	FROM qg_pop(p_queue => $1, p_partition => $2, p_namespace => $3, p_task => $4, p_group => $5,
 		p_batches => $6, p_max_partitions => $7, p_auto_ack => $8, p_lease_ids => $9::uuid[],
 		p_sub_mode => $10, p_sub_ts => $11, p_now => $12)`
@@ -81,19 +99,18 @@ func (s *Store) PopMany(ctx context.Context, r PopRequest, shares []PopShare) ([
 	out := make([][]mq.Message, len(shares))
 	run := func() error {
 		clear(out)
+		read := popRows.reader()
 		return s.queryRows(ctx, sqlPop, args, func(row rowScanner) error {
-			var m mq.Message
-			var req int32
-			var payload string
-			if err := row.Scan(&req, &m.ID, &m.TransactionID, &m.TraceID, &payload, &m.ProducerSub, &m.CreatedAt,
-				&m.PartitionID, &m.Partition, &m.Queue, &m.RetryCount, &m.Encrypted); err != nil {
+			p, err := read(row)
+			if err != nil {
 				return err
 			}
-			if req < 1 || int(req) > len(out) {
-				return fmt.Errorf("pop returned a message for request %d of %d", req, len(out))
+			if p.Req < 1 || int(p.Req) > len(out) {
+				return fmt.Errorf("pop returned a message for request %d of %d", p.Req, len(out))
 			}
-			m.Payload = []byte(payload)
-			out[req-1] = append(out[req-1], m)
+			out[p.Req-1] = append(out[p.Req-1], mq.Message{ID: p.ID, TransactionID: p.TransactionID, TraceID: p.TraceID,
+				Payload: []byte(p.Payload), ProducerSub: p.ProducerSub, CreatedAt: p.CreatedAt, PartitionID: p.PartitionID,
+				Partition: p.Partition, Queue: p.Queue, RetryCount: p.RetryCount, Encrypted: p.Encrypted})
 			return nil
 		})
 	}

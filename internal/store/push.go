@@ -35,16 +35,17 @@ func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, err
 		known := s.partitions.lookup(c.pairQueues, c.pairParts) // nil: resolve the names
 		args := pushArgs{Queues: c.pairQueues, Partitions: c.pairParts, PairIDs: known, PairOf: c.pairOf,
 			Keys: c.keys, IDs: c.ids, Payloads: c.payloads, Encrypted: c.encrypted, Subs: c.subs, Uncapped: c.uncapped, Now: s.nowArg()}
+		read := pushRows.reader()
 		err := s.queryRows(ctx, sqlPush, args.args(), func(r rowScanner) error {
-			var p pushPlan
-			if err := r.Scan(&p.i, &p.status, &p.mid, &p.pid, &p.pos, &p.qid, &p.qname, &p.pname); err != nil {
+			p, err := read(r)
+			if err != nil {
 				return err
 			}
-			status := p.status
+			status := p.Status
 			if status == "taken" {
 				status = mq.StatusDuplicate
 			}
-			out = append(out, mq.PushResult{Status: status, MessageID: p.mid, PartitionID: p.pid, Queue: p.qname})
+			out = append(out, mq.PushResult{Status: status, MessageID: p.MID, PartitionID: p.PID, Queue: p.QName})
 			return nil
 		})
 		switch {
@@ -109,16 +110,21 @@ func (s *Store) EnsurePartitions(ctx context.Context, queues, partitions []strin
 	})
 }
 
-type pushPlan struct {
-	i            int
-	status       string
-	mid, pid     string
-	pos          *int64
-	qid          string
-	qname, pname string
+// pushRow is a row of qg_push: an item's outcome, in the items' order.
+type pushRow struct {
+	I      int    `db:"i"`
+	Status string `db:"status"` // queued | taken | failed
+	MID    string `db:"mid"`
+	PID    string `db:"pid"`
+	Pos    *int64 `db:"pos"`
+	QID    string `db:"qid"`
+	QName  string `db:"qname"`
+	PName  string `db:"pname"`
 }
 
-const sqlPush = `SELECT i, status, mid::text, pid::text, pos, qid::text, qname, pname
+var pushRows = callOf[pushRow](sqlPush)
+
+const sqlPush = `SELECT i, status, mid::text AS mid, pid::text AS pid, pos, qid::text AS qid, qname, pname
 	FROM qg_push(p_queues => $1, p_partitions => $2, p_pair_ids => $3::uuid[], p_pair_of => $4, p_keys => $5,
 		p_ids => $6::uuid[], p_payloads => $7, p_encrypted => $8, p_subs => $9, p_uncapped => $10, p_now => $11)`
 

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -94,8 +95,67 @@ type readQuery[T any] struct{ sql string }
 // queryOf is the statement named name, whose rows are T's.
 func queryOf[T any](name string) readQuery[T] { return readQuery[T]{query(name)} }
 
+// callOf is the SQL function call sql, whose rows are T's. Its parameters are positional ($n,
+// bound from a parameter struct: sqlCall) and its columns are those the function returns,
+// named in its RETURNS TABLE or with AS in sql, so they are read by name as a readQuery's are
+// (TestCallRowsScanByName).
+func callOf[T any](sql string) readQuery[T] { return readQuery[T]{sql} }
+
 // row reads the current row by column name.
 func (q readQuery[T]) row(r rowScanner) (T, error) { return pgx.RowToStructByName[T](r) }
+
+// reader returns a function that reads the rows of one result by name at the cost of a read
+// by position, for the hot path (push, pop, ack), where pgx.RowToStructByName's work per row
+// (looking up the column-to-field mapping it caches, building the scan targets, three
+// allocations) costs about as much again as scanning the row. The first row is read by
+// pgx.RowToAddrOfStructByName, whose scan targets (pointers to the fields of one T) are kept;
+// each later row is scanned into them and the T copied out. The rows of one result share
+// their columns, so the mapping holds. T has no slice or map field, whose scanned value could
+// share memory with the next row's (a slice scan may reuse its backing array): reader panics
+// on one, which every test of the statement shows.
+func (q readQuery[T]) reader() func(rowScanner) (T, error) {
+	mustCopyByValue(reflect.TypeFor[T]())
+	var v *T
+	var targets []any
+	return func(r rowScanner) (T, error) {
+		if v == nil {
+			rec := &recordingRow{CollectableRow: r}
+			p, err := pgx.RowToAddrOfStructByName[T](rec)
+			if err != nil {
+				return *p, err
+			}
+			v, targets = p, rec.dest
+			return *v, nil
+		}
+		err := r.Scan(targets...)
+		return *v, err
+	}
+}
+
+// recordingRow keeps the scan targets of the row it forwards to.
+type recordingRow struct {
+	pgx.CollectableRow
+	dest []any
+}
+
+func (r *recordingRow) Scan(dest ...any) error {
+	r.dest = dest
+	return r.CollectableRow.Scan(dest...)
+}
+
+// mustCopyByValue panics unless a value of t, copied, shares no memory a later scan into the
+// original writes: no slice or map, in t or in a struct it embeds. (A scan gives a pointer
+// field a new target; strings are immutable.)
+func mustCopyByValue(t reflect.Type) {
+	for i := range t.NumField() {
+		switch f := t.Field(i); f.Type.Kind() {
+		case reflect.Slice, reflect.Map:
+			panic(fmt.Sprintf("store: row type %s: field %s (%s) could share memory between rows", t, f.Name, f.Type))
+		case reflect.Struct:
+			mustCopyByValue(f.Type)
+		}
+	}
+}
 
 // each is a row callback (queryBatch, queryRows) that reads each row by name and hands it to use.
 func (q readQuery[T]) each(use func(T)) func(rowScanner) error {
@@ -112,6 +172,11 @@ func (q readQuery[T]) each(use func(T)) func(rowScanner) error {
 // batch is q bound to args as one statement of queryBatch; use gets each row.
 func (q readQuery[T]) batch(args pgx.StrictNamedArgs, use func(T)) batchQuery {
 	return batchQuery{q.sql, named(args), q.each(use)}
+}
+
+// call is q bound to positional args as one statement of queryBatch; use gets each row.
+func (q readQuery[T]) call(args []any, use func(T)) batchQuery {
+	return batchQuery{q.sql, args, q.each(use)}
 }
 
 // all reads every row of a Query's result (with its error) by name, closing it.
@@ -134,7 +199,12 @@ func (q readQuery[T]) one(rows pgx.Rows, err error) (T, error) {
 
 // readAll runs q with args and converts each row with conv (queryAll).
 func readAll[R, T any](ctx context.Context, s *Store, q readQuery[R], args pgx.StrictNamedArgs, conv func(R) T) ([]T, error) {
-	return queryAll(ctx, s, q.sql, named(args), func(r rowScanner, v *T) error {
+	return collect(ctx, s, q, named(args), conv)
+}
+
+// collect runs q with positional args and converts each row with conv (queryAll).
+func collect[R, T any](ctx context.Context, s *Store, q readQuery[R], args []any, conv func(R) T) ([]T, error) {
+	return queryAll(ctx, s, q.sql, args, func(r rowScanner, v *T) error {
 		row, err := q.row(r)
 		*v = conv(row)
 		return err

@@ -2,6 +2,10 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"regexp"
 	"slices"
 	"strings"
@@ -37,6 +41,19 @@ var readQueries = []rowCheck{
 	rowsOf(sqlLeaseHousekeeping), rowsOf(sqlCleanupTombstones), rowsOf(sqlCleanupPartitions),
 	rowsOf(sqlCleanupHistory), rowsOf(sqlStatsPartitions), rowsOf(sqlStatsRollup),
 	rowsOf(sqlMetricsCluster), rowsOf(sqlStreamSourceQueue),
+}
+
+// callRows are the SQL function calls whose rows the Go code reads by name (callOf), each
+// through the variable the code uses.
+var callRows = []rowCheck{
+	rowsOf(pushRows), rowsOf(popRows), rowsOf(ackRows), rowsOf(ackOneRows), rowsOf(ackManyRows),
+	rowsOf(clearTargetRows), rowsOf(clearBatchRows), rowsOf(dlqCopySourceRows), rowsOf(dlqCopyRows),
+	rowsOf(groupSummaryRows), rowsOf(laggingPairRows), rowsOf(groupPairRows),
+	rowsOf(listedMessageRows), rowsOf(messageDetailRows), rowsOf(messageConsumerRows), rowsOf(dlqEntryRows),
+	rowsOf(moveToDLQRows), rowsOf(partitionRows), rowsOf(queueSummaryRows),
+	rowsOf(redeliverRows), rowsOf(redeliverMatchingRows), rowsOf(messageRetryRows),
+	rowsOf(labelSummaryRows), rowsOf(overviewRows), rowsOf(traceRows), rowsOf(namedTraceRows), rowsOf(traceNameRows),
+	rowsOf(hotSetRows), rowsOf(jobSummaryRows), rowsOf(jobInstanceRows), rowsOf(partitionStatusRows),
 }
 
 // execQueries are the statements of sql/queries run for their effect, their rows not read.
@@ -122,6 +139,201 @@ func TestQueryRowsScanByName(t *testing.T) {
 	if _, err := sqlStatusCounts.row(describedRow{fields[1:], t, "shortened"}); err == nil {
 		t.Errorf("status_counts without its first column was read without error")
 	}
+}
+
+// The SQL function calls are read by name too: each call text (its $n parameters typed by
+// the function's signature) is described by PostgreSQL against a migrated schema and its
+// columns read into the row type of the variable the Go code reads it through, so a column
+// renamed in a function's RETURNS TABLE, or a field's db tag renamed, fails here. Every
+// callOf variable of the package is in callRows.
+func TestCallRowsScanByName(t *testing.T) {
+	listed := map[string]bool{}
+	for _, name := range callRowsListed(t) {
+		listed[name] = true
+	}
+	for _, v := range callOfVars(t) {
+		if !listed[v] {
+			t.Errorf("%s is a callOf statement not in callRows", v)
+		}
+	}
+
+	ctx := context.Background()
+	s := migratedSchema(t, "call_rows")
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	describe := func(sql string) []pgconn.FieldDescription {
+		sd, err := c.Conn().PgConn().Prepare(ctx, "", sql, nil)
+		if err != nil {
+			t.Fatalf("%.60s: %v", sql, err)
+		}
+		return sd.Fields
+	}
+	for _, rc := range callRows {
+		fields := describe(rc.sql)
+		label := strings.Join(strings.Fields(rc.sql), " ")
+		if err := rc.read(describedRow{fields, t, label}); err != nil {
+			t.Errorf("%.70s: columns %s: %v", label, columnNames(fields), err)
+		}
+	}
+
+	// The check sees a rename: qg_push's rows with one column renamed, and with one left out.
+	fields := describe(pushRows.sql)
+	renamed := slices.Clone(fields)
+	renamed[2].Name = "message_id"
+	if _, err := pushRows.row(describedRow{renamed, t, "renamed"}); err == nil {
+		t.Errorf("a renamed column of qg_push was read without error")
+	}
+	if _, err := pushRows.row(describedRow{fields[1:], t, "shortened"}); err == nil {
+		t.Errorf("qg_push's rows without their first column were read without error")
+	}
+}
+
+// A reader reads each row of a result by name, the first through pgx.RowToAddrOfStructByName
+// and the later ones into the scan targets it kept: columns in another order than the fields,
+// NULL and non-NULL values of pointer fields alternating, and every row read before any is
+// looked at, so a value shared between rows (a pointer reused by the next scan) would show.
+func TestReaderReadsEachRowByName(t *testing.T) {
+	type row struct {
+		N    int     `db:"n"`
+		Text *string `db:"text"`
+		At   *int64  `db:"at"`
+	}
+	ctx := context.Background()
+	s := migratedSchema(t, "reader_rows")
+	read := callOf[row]("").reader()
+	var got []row
+	err := s.queryRows(ctx, `SELECT CASE WHEN i % 2 = 0 THEN NULL ELSE i * 10 END::int8 AS at,
+		CASE WHEN i % 3 = 0 THEN NULL ELSE 'row ' || i END AS text, i AS n FROM generate_series(1, 7) i`, nil,
+		func(r rowScanner) error {
+			v, err := read(r)
+			got = append(got, v)
+			return err
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 7 {
+		t.Fatalf("%d rows, want 7", len(got))
+	}
+	for i, r := range got {
+		n := i + 1
+		if r.N != n {
+			t.Errorf("row %d: n = %d", n, r.N)
+		}
+		if wantText := fmt.Sprintf("row %d", n); (n%3 == 0) != (r.Text == nil) || (r.Text != nil && *r.Text != wantText) {
+			t.Errorf("row %d: text = %v, want %q (NULL when n %% 3 = 0)", n, ptrValue(r.Text), wantText)
+		}
+		if (n%2 == 0) != (r.At == nil) || (r.At != nil && *r.At != int64(n*10)) {
+			t.Errorf("row %d: at = %v, want %d (NULL when n is even)", n, ptrValue(r.At), n*10)
+		}
+	}
+
+	// A row type with a slice could share its backing array between rows: refused.
+	defer func() {
+		if recover() == nil {
+			t.Errorf("reader of a row type with a slice field did not panic")
+		}
+	}()
+	callOf[struct {
+		IDs []string `db:"ids"`
+	}]("").reader()
+}
+
+// ptrValue is *p, nil for a nil p.
+func ptrValue[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// No row is read by position past two columns: a Scan with three or more targets, or queryOne
+// with three or more, is a row type's job (readQuery).
+func TestNoPositionalScans(t *testing.T) {
+	for _, f := range packageFiles(t) {
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			ast.Inspect(fn, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				switch {
+				case sel.Sel.Name == "Scan" && len(call.Args) >= 3:
+					t.Errorf("%s: Scan of %d columns by position; read the row by name (callOf, queryOf)", fn.Name.Name, len(call.Args))
+				case sel.Sel.Name == "queryOne" && len(call.Args) >= 6:
+					t.Errorf("%s: queryOne of %d columns by position; read the row by name (callOf, queryOf)", fn.Name.Name, len(call.Args)-3)
+				}
+				return true
+			})
+		}
+	}
+}
+
+// callOfVars are the package's variables initialised with callOf[T](...).
+func callOfVars(t *testing.T) []string {
+	var out []string
+	for _, f := range packageFiles(t) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			spec, ok := n.(*ast.ValueSpec)
+			if !ok {
+				return true
+			}
+			for i, v := range spec.Values {
+				call, ok := v.(*ast.CallExpr)
+				if !ok {
+					continue
+				}
+				if ix, ok := call.Fun.(*ast.IndexExpr); ok {
+					if id, ok := ix.X.(*ast.Ident); ok && id.Name == "callOf" && i < len(spec.Names) {
+						out = append(out, spec.Names[i].Name)
+					}
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// callRowsListed are the variables callRows checks, read from this file.
+func callRowsListed(t *testing.T) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), "queries_test.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		spec, ok := n.(*ast.ValueSpec)
+		if !ok || len(spec.Names) != 1 || spec.Names[0].Name != "callRows" {
+			return true
+		}
+		ast.Inspect(spec, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && len(call.Args) == 1 {
+				if fn, ok := call.Fun.(*ast.Ident); ok && fn.Name == "rowsOf" {
+					if arg, ok := call.Args[0].(*ast.Ident); ok {
+						out = append(out, arg.Name)
+					}
+				}
+			}
+			return true
+		})
+		return false
+	})
+	if len(out) != len(callRows) {
+		t.Fatalf("read %d entries of callRows from queries_test.go, it has %d", len(out), len(callRows))
+	}
+	return out
 }
 
 func columnNames(fields []pgconn.FieldDescription) string {

@@ -140,6 +140,28 @@ const (
 	sqlQueueRow = `SELECT qg_queue_row(p_queue => $1)`
 )
 
+// partitionStatusRow is a row of qg_queue_partition_page: a partition and its counters
+// (pending: not yet leased).
+type partitionStatusRow struct {
+	ID             string     `db:"id"`
+	Name           string     `db:"name"`
+	CreatedAt      time.Time  `db:"created_at"`
+	Total          int64      `db:"total"`
+	Pending        int64      `db:"pending"`
+	Processing     int64      `db:"processing"`
+	DeadLetter     int64      `db:"dead_letter"`
+	ConsumerGroups int        `db:"consumer_groups"`
+	ActiveLeases   int        `db:"active_leases"`
+	Consumed       int64      `db:"consumed"`
+	Batches        int64      `db:"batches"`
+	LastActivity   *time.Time `db:"last_activity"`
+	Oldest         *time.Time `db:"oldest_at"`
+	Newest         *time.Time `db:"newest_at"`
+	MaxTimeLag     int64      `db:"max_time_lag"`
+}
+
+var partitionStatusRows = callOf[partitionStatusRow](sqlQueuePartitionPage)
+
 // queuePartitionPageArgs are the parameters of qg_queue_partition_page.
 type queuePartitionPageArgs struct {
 	Queue         string
@@ -171,17 +193,13 @@ func (s *Store) StatusQueue(ctx context.Context, name string, f mq.PartitionPage
 		}),
 		batchQuery{sqlQueueRow, []any{name}, scanInto(&row)},
 		batchQuery{sqlQueuePartitionCount, []any{name, page.Search}, scanInto(&q.PartitionCount)},
-		batchQuery{sqlQueuePartitionPage, page.args(), func(r rowScanner) error {
-			var p mq.PartitionStatus
-			var pending int64
-			c := &p.Counters
-			err := r.Scan(&p.ID, &p.Name, &p.CreatedAt, &c.Total, &pending, &c.Processing, &c.DeadLetter,
-				&p.ConsumerGroups, &p.ActiveLeases, &p.Consumed, &p.Batches, &p.LastActivity, &p.Oldest, &p.Newest,
-				&p.MaxTimeLag)
-			c.Unconsumed = pending + c.Processing
-			q.Partitions = append(q.Partitions, p)
-			return err
-		}},
+		partitionStatusRows.call(page.args(), func(r partitionStatusRow) {
+			q.Partitions = append(q.Partitions, mq.PartitionStatus{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt,
+				Counters: mq.Counters{Total: r.Total, Unconsumed: r.Pending + r.Processing, Processing: r.Processing,
+					DeadLetter: r.DeadLetter},
+				ConsumerGroups: r.ConsumerGroups, ActiveLeases: r.ActiveLeases, Consumed: r.Consumed, Batches: r.Batches,
+				LastActivity: r.LastActivity, Oldest: r.Oldest, Newest: r.Newest, MaxTimeLag: r.MaxTimeLag})
+		}),
 	)
 	if err == nil && found {
 		q.Options, err = optionsFromRow(row)
