@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // MaxTxnCall is the most requests one Transactions call carries; callers pass at most this
@@ -62,6 +63,13 @@ func (s *Store) Transactions(ctx context.Context, calls []TxnCall) ([]TxnCallRes
 	case len(calls) > MaxTxnCall:
 		return nil, fmt.Errorf("transactions: %d requests, at most %d per call", len(calls), MaxTxnCall)
 	}
+	for _, c := range calls[1:] {
+		if c.Tenant != calls[0].Tenant {
+			// The call runs in one tenant's scope, where the pushes' names resolve.
+			return nil, fmt.Errorf("transactions: requests of tenants %q and %q in one call", calls[0].Tenant, c.Tenant)
+		}
+	}
+	ctx = tenant.With(ctx, calls[0].Tenant)
 	ctx = budget.Ensure(ctx) // the fallback calls share the merged call's deadline
 	args, names, known := s.txnManyArgs(calls)
 	out := make([]TxnCallResult, len(calls))
@@ -93,12 +101,12 @@ func (s *Store) Transactions(ctx context.Context, calls []TxnCall) ([]TxnCallRes
 		case pgErr == nil:
 			if len(n.queues) > 0 && known[r] == nil {
 				if ids := pushPartitionIDs(out[r].Results); len(ids) == len(n.queues) {
-					s.partitions.remember(n.queues, n.parts, ids)
+					s.partitions.remember(calls[r].Tenant, n.queues, n.parts, ids)
 				}
 			}
 		case pgErr.Code == codeMissingPartitions:
 			if known[r] != nil {
-				s.partitions.forget(n.queues, n.parts) // one was deleted: resolve them again
+				s.partitions.forget(calls[r].Tenant, n.queues, n.parts) // one was deleted: resolve them again
 			}
 			alone = append(alone, r)
 		default:
@@ -130,7 +138,7 @@ func (s *Store) txnManyArgs(calls []TxnCall) (txnManyArgs, []txnNames, [][]strin
 		// The pushes' partition ids from the push route's cache, as Transaction takes them:
 		// all of a request's, or none (null: qg_transaction_many resolves the names).
 		if len(c.Pushes) > 0 {
-			known[r] = s.partitions.lookup(pc.queues, pc.parts)
+			known[r] = s.partitions.lookup(c.Tenant, pc.queues, pc.parts)
 		}
 		call.PIDs = uuidJSON(known[r])
 		a.Requests[r] = call

@@ -16,7 +16,7 @@ BEGIN
     SELECT gen_random_uuid(), s.q, split_part(s.q, '.', 1), split_part(s.q, '.', 2)
     FROM (SELECT DISTINCT q FROM unnest(p_queues) AS u (q)) s
     ORDER BY s.q
-    ON CONFLICT (name) DO NOTHING;
+    ON CONFLICT (tenant, name) DO NOTHING;
 
     PERFORM qg_lock_queue_groups(array_agg(q.id)) FROM queues q WHERE q.name = ANY (p_queues);
 
