@@ -21,9 +21,10 @@ import (
 
 // tenantClient sends requests with one token.
 type tenantClient struct {
-	t     testing.TB
-	url   string
-	authz string
+	t      testing.TB
+	url    string
+	authz  string
+	tenant string
 }
 
 // tenantToken is a token of tenant (no tenant claim when tenant is nil) with role.
@@ -38,8 +39,11 @@ func tenantToken(t testing.TB, tenant any, role string) string {
 func tenantClients(t *testing.T) (srv *testserver.Server, a, b tenantClient) {
 	t.Parallel()
 	srv = testserver.Start(t, testDSN, testserver.Options{JWTSecret: authSecret})
-	a = tenantClient{t, srv.URL, "Bearer " + tenantToken(t, "team-a", "admin")}
-	b = tenantClient{t, srv.URL, "Bearer " + tenantToken(t, "team-b", "admin")}
+	// Tenants of this test alone (the tests share a database), named like its queues.
+	n := queueSeq.Add(1)
+	ta, tb := fmt.Sprint("team-a-", n), fmt.Sprint("team-b-", n)
+	a = tenantClient{t, srv.URL, "Bearer " + tenantToken(t, ta, "admin"), ta}
+	b = tenantClient{t, srv.URL, "Bearer " + tenantToken(t, tb, "admin"), tb}
 	return srv, a, b
 }
 
@@ -73,7 +77,7 @@ func TestTenantsWithTheSameQueueNameSeeOnlyTheirOwnMessages(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		cl   tenantClient
-	}{{"team-a", a}, {"team-b", b}} {
+	}{{a.tenant, a}, {b.tenant, b}} {
 		for p := range producers {
 			wg.Go(func() {
 				for i := range perProducer {
@@ -88,12 +92,12 @@ func TestTenantsWithTheSameQueueNameSeeOnlyTheirOwnMessages(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	got := map[string]map[float64]int{"team-a": {}, "team-b": {}}
+	got := map[string]map[float64]int{a.tenant: {}, b.tenant: {}}
 	var mu sync.Mutex
 	for _, c := range []struct {
 		name string
 		cl   tenantClient
-	}{{"team-a", a}, {"team-b", b}} {
+	}{{a.tenant, a}, {b.tenant, b}} {
 		for range consumers {
 			wg.Go(func() {
 				for {
@@ -218,8 +222,8 @@ func TestTenantClaimMustBeATenantName(t *testing.T) {
 		authWant(t, resp, body, http.StatusForbidden, msg)
 	}
 	queue := testQueueName(t)
-	none := tenantClient{t, srv.URL, "Bearer " + tenantToken(t, nil, "admin")}
-	other := tenantClient{t, srv.URL, "Bearer " + tenantToken(t, "x", "admin")}
+	none := tenantClient{t, srv.URL, "Bearer " + tenantToken(t, nil, "admin"), ""}
+	other := tenantClient{t, srv.URL, "Bearer " + tenantToken(t, "x", "admin"), "x"}
 	none.do("POST", "/api/v1/push", obj{"items": []obj{{"queue": queue, "payload": 1}}})
 	if code, body := other.do("GET", "/api/v1/resources/queues/"+queue, nil); code != http.StatusNotFound {
 		t.Fatalf("tenant x sees the default tenant's queue: %d %s", code, body)
@@ -237,9 +241,9 @@ func TestTenantOperatorReadsEveryTenantAndWritesNothing(t *testing.T) {
 	b.do("POST", "/api/v1/push", obj{"items": []obj{{"queue": queue, "payload": 2}}})
 	// An operator that also holds the admin role still writes nothing.
 	op := tenantClient{t, srv.URL, "Bearer " + authToken(t, jwt.MapClaims{"sub": "ops", "roles": []string{"operator", "admin"},
-		"exp": time.Now().Add(time.Hour).Unix()})}
+		"exp": time.Now().Add(time.Hour).Unix()}), ""}
 	code, body := op.do("GET", "/api/v1/resources/queues?search="+queue, nil)
-	if code != http.StatusOK || !strings.Contains(string(body), `"tenant":"team-a"`) || !strings.Contains(string(body), `"tenant":"team-b"`) {
+	if code != http.StatusOK || !strings.Contains(string(body), `"tenant":"`+a.tenant+`"`) || !strings.Contains(string(body), `"tenant":"`+b.tenant+`"`) {
 		t.Fatalf("operator's listing: %d %s", code, body)
 	}
 	for _, w := range []struct{ method, path string }{{"POST", "/api/v1/push"}, {"GET", "/api/v1/pop/queue/" + queue}} {
@@ -250,7 +254,7 @@ func TestTenantOperatorReadsEveryTenantAndWritesNothing(t *testing.T) {
 	}
 	// A tenant's listing shows its own queue only.
 	code, body = a.do("GET", "/api/v1/resources/queues?search="+queue, nil)
-	if code != http.StatusOK || strings.Contains(string(body), "team-b") {
+	if code != http.StatusOK || strings.Contains(string(body), b.tenant) || strings.Contains(string(body), `"tenant"`) {
 		t.Fatalf("team-a's listing: %d %s", code, body)
 	}
 }

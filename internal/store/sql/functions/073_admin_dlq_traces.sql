@@ -86,7 +86,7 @@ LANGUAGE sql STABLE AS $$
     LEFT JOIN partitions p ON p.id = t.partition_id
     LEFT JOIN queues q ON q.id = p.queue_id
     LEFT JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
-    WHERE n.trace_name = p_name
+    WHERE n.trace_name = p_name AND (qg_scope_all() OR q.id IS NOT NULL)
     ORDER BY n.created_at, n.trace_id
     LIMIT p_limit OFFSET p_offset;
 $$;
