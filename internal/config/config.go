@@ -241,8 +241,6 @@ type Config struct {
 	JWTTenantClaim string
 	// JWTRoleOperator is the role that reads every tenant (JWT_ROLE_OPERATOR).
 	JWTRoleOperator string
-	// TenantLimitsFile is the per-tenant limits file (TENANT_LIMITS_FILE), "" for none.
-	TenantLimitsFile string
 
 	// ShowVersion is set by --version. When it or ShowHelp is set, Load
 	// returns without reading the environment, so a broken variable cannot

@@ -286,7 +286,7 @@ func TestSpecVariablesCovered(t *testing.T) {
 	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", "CONSUME_CONCURRENCY", "XMIN_WARN_SECONDS", "HOT_COMPACTION", // queen-go's own additions, not in the API reference
 		"LOG_FORMAT", "ACCESS_LOG", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
 		"CORS_ALLOWED_ORIGINS", "ALLOWED_HOSTS", "DATABASE_POOLER", "DATABASE_SESSION_URL",
-		"JWT_ROLE_OPERATOR", "TENANT_LIMITS_FILE"}
+		"JWT_ROLE_OPERATOR"}
 	have := map[string]bool{}
 	for _, v := range variables {
 		if have[v.name] {

@@ -202,8 +202,6 @@ var variables = []variable{
 		set: strVar(func(c *Config) *string { return &c.JWTTenantClaim })},
 	{group: "Authentication", name: "JWT_ROLE_OPERATOR", def: "operator", help: "role that reads every tenant and writes nothing",
 		set: strVar(func(c *Config) *string { return &c.JWTRoleOperator })},
-	{group: "Authentication", name: "TENANT_LIMITS_FILE", def: "", help: "JSON file of per-tenant limits, re-read when it changes",
-		set: strVar(func(c *Config) *string { return &c.TenantLimitsFile })},
 }
 
 func strVar(field func(*Config) *string) func(*Config, string) error {
