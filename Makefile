@@ -128,8 +128,9 @@ lint:
 	sc="$$(GOWORK=off $(GO) tool -modfile=tools/go.mod -n staticcheck)" && $(LINT_GOFLAGS) "$$sc" $(LINT_PATTERNS)
 	sc="$$(GOWORK=off $(GO) tool -modfile=tools/go.mod -n staticcheck)" && $(LINT_GOFLAGS) "$$sc" -tags otlp ./internal/app
 
-# Runs README.md's marked blocks as a newcomer pastes them, in a fresh copy of the tree against a
-# fresh broker on :6632 (which must be free); see the comment at the top of the script.
+# Runs the marked blocks of README.md, docs/client.md and docs/queenctl.md as a newcomer pastes
+# them, in a fresh copy of the tree against a fresh broker on :6632 (which must be free); see the
+# comment at the top of the script.
 readme-test:
 	bash scripts/readme-test.sh
 

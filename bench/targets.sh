@@ -92,6 +92,7 @@ autoack100|-scenario popack -batch 100 -conns 20 -partitions 20 -ack auto
 autoack100k|-scenario popack -batch 100 -conns 25 -partitions 500 -ack auto -messages 100000
 autoack1m|-scenario popack -batch 100 -conns 25 -partitions 500 -ack auto -messages 1000000
 partitions|-scenario partitions -batch 10 -conns 20
+sweep|-scenario sweep -sweep 10,1000,10000,100000
 SCENARIOS
 psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
 echo "Every run (scenario, msgs/s, p99 ms, baseline, ratio %, RSS MB, CPU, baseline CPU, requests per call, p50 ms):" >&2

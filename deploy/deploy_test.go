@@ -3,9 +3,9 @@
 // can be done without them: they read the manifests and the Dockerfile as the cluster and the
 // image builder would, then run the real `queen` binary the way the pod would run it — the
 // manifest's environment, its user and group, a working directory on a read-only root
-// filesystem, and a writable directory only where the manifest mounts a volume (issue 24, item
-// 2: the example set readOnlyRootFilesystem, mounted nothing, and left the spool at the
-// relative ./queen-data/buffers, so the broker exited 1 with "mkdir queen-data: permission
+// filesystem, and a writable directory only where the manifest mounts a volume (an example
+// once set readOnlyRootFilesystem, mounted nothing, and left the spool at the relative
+// ./queen-data/buffers, so the broker exited 1 with "mkdir queen-data: permission
 // denied").
 package deploy_test
 

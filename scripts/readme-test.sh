@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the blocks of README.md that a newcomer copies, as written, against a fresh broker, so
-# that the README cannot silently rot. `make readme-test` runs it, and .ci/run after `make test`.
+# that the README cannot silently rot; and those of the manuals it links to, docs/client.md (the
+# Go client) and docs/queenctl.md (the CLI), after it, in that order, under the same rules.
+# `make readme-test` runs it, and .ci/run after `make test`.
 #
 # Which blocks. A fenced block is selected by a marker comment on the line just before its fence:
 #
@@ -26,7 +28,7 @@
 #
 # How. The working tree (tracked and untracked files that are not ignored: no bin/, no
 # queen-data/) is copied to a temporary directory, which stands for a fresh clone. Each block
-# runs there in README order with `bash -e -o pipefail`, in a process group of its own, with a
+# runs there in document order with `bash -e -o pipefail`, in a process group of its own, with a
 # time limit, so every command's exit status counts. A block without needs-broker runs with no
 # broker of this script's running (the "Try it" block starts and stops its own) and must leave
 # none behind; for needs-broker blocks the script starts bin/queen of the copy (built with
@@ -46,7 +48,8 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-readme="$root/README.md"
+# The documents whose blocks are run, in this order (paths from the root of the tree).
+documents=(README.md docs/client.md docs/queenctl.md)
 block_limit=300 # seconds a block may take (the first `make build` on an empty cache compiles)
 start_limit=120 # seconds a broker may take to answer /health
 
@@ -134,10 +137,13 @@ fi
 )
 log "copied the working tree to $copy"
 
-# Split README.md into its fenced blocks: NN.meta (line, language, mode, needs-broker, why),
-# NN.expect (the expected texts) and NN.body.
-awk -v dir="$work/blocks" '
-function fail(msg) { printf "README.md:%d: %s\n", NR, msg > "/dev/stderr"; bad = 1; exit 1 }
+# Split each document into its fenced blocks: NNN.meta (document, line, language, mode,
+# needs-broker, why), NNN.expect (the expected texts) and NNN.body, numbered across the documents
+# in the order they run.
+n=0
+for doc in "${documents[@]}"; do
+awk -v dir="$work/blocks" -v doc="$doc" -v n="$n" '
+function fail(msg) { printf "%s:%d: %s\n", doc, NR, msg > "/dev/stderr"; bad = 1; exit 1 }
 inblock {
 	if ($0 ~ /^```[ \t]*$/) { inblock = 0; close(body); next }
 	print > body; next
@@ -162,10 +168,10 @@ inmarker {
 	next
 }
 /^```/ {
-	n++; id = sprintf("%02d", n)
+	n++; id = sprintf("%03d", n)
 	lang = substr($0, 4); gsub(/[ \t]/, "", lang)
 	m = ready ? mode : "none"
-	printf "%d\t%s\t%s\t%d\t%s\n", NR, lang, m, (ready ? broker : 0), (ready ? why : "") > (dir "/" id ".meta")
+	printf "%s\t%d\t%s\t%s\t%d\t%s\n", doc, NR, lang, m, (ready ? broker : 0), (ready ? why : "") > (dir "/" id ".meta")
 	close(dir "/" id ".meta")
 	printf "%s", (ready ? exps : "") > (dir "/" id ".expect")
 	close(dir "/" id ".expect")
@@ -176,12 +182,14 @@ inmarker {
 ready { fail("a readme-test marker must be on the line just before a fence") }
 END {
 	if (bad) exit 1
-	if (inblock) { print "README.md: a fence is not closed" > "/dev/stderr"; exit 1 }
-	if (inmarker || ready) { print "README.md: a readme-test marker is followed by no fence" > "/dev/stderr"; exit 1 }
-}' "$readme" || die "README.md: malformed readme-test markers (above)"
+	if (inblock) { print doc ": a fence is not closed" > "/dev/stderr"; exit 1 }
+	if (inmarker || ready) { print doc ": a readme-test marker is followed by no fence" > "/dev/stderr"; exit 1 }
+}' "$root/$doc" || die "$doc: malformed readme-test markers (above)"
+	n="$(find "$work/blocks" -name '*.meta' | wc -l)"
+done
 
 summary=()
-note() { summary+=("$(printf '%-5s README.md:%-4s %-3s %s' "$1" "$2" "$3" "$4")"); }
+note() { summary+=("$(printf '%-5s %-22s %-3s %s' "$1" "$2" "$3" "$4")"); }
 
 start_broker() {
 	[ -z "$broker_pid" ] || return 0
@@ -256,14 +264,15 @@ for meta in "$work"/blocks/*.meta; do
 	id="$(basename "$meta" .meta)"
 	body="$work/blocks/$id.body"
 	expect="$work/blocks/$id.expect"
-	IFS=$'\t' read -r line lang mode broker why <"$meta"
+	IFS=$'\t' read -r doc line lang mode broker why <"$meta"
+	at="$doc:$line"
 	# The block's label in the summary: its first line that is no comment and builds nothing.
 	first="$(grep -v -e '^[[:space:]]*\(#.*\)\?$' -e '^go build ' -e '^make build' "$body" | head -1 || true)"
 	case "$lang" in
 	sh | bash | shell) ;;
 	go)
 		if ! grep -q '^package main' "$body"; then
-			note skip "$line" go "a fragment, not a complete program: $first"
+			note skip "$at" go "a fragment, not a complete program: $first"
 			continue
 		fi
 		# A module of its own that uses this checkout's client, as a reader's program would.
@@ -280,32 +289,32 @@ for meta in "$work"/blocks/*.meta; do
 
 			replace github.com/queen-go/queen/client => $copy/client
 		EOF
-		log "README.md:$line: go vet and go build of the program"
+		log "$at: go vet and go build of the program"
 		rc=0
 		run_logged "go-$id-build" "$dir" env GOWORK=off GOFLAGS=-mod=mod \
 			sh -c 'go vet . && go build -o program .' || rc=$?
-		[ "$rc" -eq 0 ] || die "README.md:$line: the Go program does not build (exit $rc)"
+		[ "$rc" -eq 0 ] || die "$at: the Go program does not build (exit $rc)"
 		if [ "$mode" != run ]; then
-			note built "$line" go "$first"
+			note built "$at" go "$first"
 			continue
 		fi
 		if [ "$broker" = 1 ]; then start_broker; else stop_broker; fi
-		log "README.md:$line: running the Go program"
+		log "$at: running the Go program"
 		rc=0
 		run_logged "go-$id-run" "$dir" ./program || rc=$?
-		[ "$rc" -eq 0 ] || die "README.md:$line: the Go program failed (exit $rc)"
+		[ "$rc" -eq 0 ] || die "$at: the Go program failed (exit $rc)"
 		check_expects "$work/go-$id-run.log" "$expect" ||
-			die "README.md:$line: the Go program's output lacks, in order: $(tr '\n' '|' <"$expect")"
-		note ran "$line" go "built and run: $first"
+			die "$at: the Go program's output lacks, in order: $(tr '\n' '|' <"$expect")"
+		note ran "$at" go "built and run: $first"
 		continue
 		;;
 	*) continue ;; # not code (diagrams, tables in fences)
 	esac
 
 	case "$mode" in
-	none) die "README.md:$line: shell block without a marker; put <!-- readme-test --> or <!-- readme-test skip: WHY --> on the line before its fence" ;;
+	none) die "$at: shell block without a marker; put <!-- readme-test --> or <!-- readme-test skip: WHY --> on the line before its fence" ;;
 	skip)
-		note skip "$line" sh "$why"
+		note skip "$at" sh "$why"
 		continue
 		;;
 	esac
@@ -313,19 +322,19 @@ for meta in "$work"/blocks/*.meta; do
 		start_broker
 	else
 		stop_broker
-		! listening || die "localhost:6632 is taken before the block at README.md:$line"
+		! listening || die "localhost:6632 is taken before the block at $at"
 	fi
-	log "README.md:$line: running the block (bash -e -o pipefail)"
+	log "$at: running the block (bash -e -o pipefail)"
 	cp "$body" "$work/block-$id.sh"
 	rc=0
 	run_logged "block-$id" "$copy" bash -e -o pipefail "$work/block-$id.sh" || rc=$?
-	[ "$rc" -eq 0 ] || die "README.md:$line: the block failed (exit $rc)"
+	[ "$rc" -eq 0 ] || die "$at: the block failed (exit $rc)"
 	check_expects "$work/block-$id.log" "$expect" ||
-		die "README.md:$line: the block's output lacks, in order: $(tr '\n' '|' <"$expect")"
+		die "$at: the block's output lacks, in order: $(tr '\n' '|' <"$expect")"
 	if [ "$broker" != 1 ] && listening; then
-		die "README.md:$line: the block left something listening on localhost:6632"
+		die "$at: the block left something listening on localhost:6632"
 	fi
-	note ran "$line" sh "$first"
+	note ran "$at" sh "$first"
 done
 stop_broker
 

@@ -40,16 +40,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.BaselineConns, "baseline-conns", 0, "connections of the same-run baseline (0: 32 for single-row commits, 8 for the batch baselines)")
 	fs.IntVar(&cfg.PayloadBytes, "payload", 100, "payload filler size in bytes")
 	fs.IntVar(&cfg.Messages, "messages", 0, "messages to prefill for consume scenarios (0 = derived)")
-	fs.IntVar(&cfg.Groups, "groups", 3, "consumer groups (fanout)")
+	fs.IntVar(&cfg.Groups, "groups", 3, "consumer groups (fanout; steady: default 1)")
 	fs.StringVar(&cfg.AckMode, "ack", "batch", "ack | batch | auto")
-	fs.IntVar(&cfg.Rate, "rate", 1000, "e2e: messages per second")
+	fs.IntVar(&cfg.Rate, "rate", 1000, "e2e, streams-window: messages per second offered (steady: default 2000)")
 	fs.IntVar(&cfg.StateOps, "stateops", 1, "streams-cycle: state upserts per cycle")
 	fs.IntVar(&cfg.Windows, "windows", 10, "heldxmin: measured windows")
-	fs.DurationVar(&cfg.Window, "window", 15*time.Second, "heldxmin: length of each window")
-	fs.IntVar(&cfg.Producers, "producers", 20, "heldxmin: single-message producers (push batch 1)")
-	fs.IntVar(&cfg.Consumers, "consumers", 50, "heldxmin: single-message pop + ack consumers")
+	fs.DurationVar(&cfg.Window, "window", 15*time.Second, "heldxmin, steady: length of each window (steady: default 60s)")
+	fs.IntVar(&cfg.Producers, "producers", 20, "heldxmin: single-message producers (push batch 1); steady: producers of -batch (default 10)")
+	fs.IntVar(&cfg.Consumers, "consumers", 50, "heldxmin: single-message pop + ack consumers; sweep: pop + ack consumers (default 20); steady: consumers per group (default 20)")
 	fs.IntVar(&cfg.HoldFrom, "hold-from", 2, "heldxmin: first window (1-based) during which another session of -db holds a REPEATABLE READ snapshot open (0 = never: a control run)")
-	fs.StringVar(&cfg.Schema, "schema", envOr("DB_SCHEMA", "queen_go"), "heldxmin: the broker's schema in -db (its DB_SCHEMA)")
+	fs.StringVar(&cfg.Schema, "schema", envOr("DB_SCHEMA", "queen_go"), "heldxmin, steady: the broker's schema in -db (its DB_SCHEMA)")
+	fs.StringVar(&cfg.Sweep, "sweep", bench.SweepDefaultSteps, "sweep: partition counts of the steps, separated by commas")
+	fs.IntVar(&cfg.RetentionSeconds, "retention", 120, "steady: the queue's retentionSeconds and completedRetentionSeconds")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no live progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
@@ -57,8 +59,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *scenario == "heldxmin" && !flagSet(fs, "partitions") {
-		cfg.Partitions = 200 // the scenario's own default (issue "Steady under a pinned horizon")
+	// Flags the command line left unset take the scenario's own defaults where it has them.
+	for name, value := range scenarioDefaults[*scenario] {
+		if !flagSet(fs, name) {
+			if err := fs.Set(name, value); err != nil {
+				fmt.Fprintln(stderr, "queen-bench:", err)
+				return 2
+			}
+		}
 	}
 	if *showVersion {
 		fmt.Fprintln(stdout, "queen-bench", buildversion.Describe(version))
@@ -92,6 +100,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// scenarioDefaults are the flag values a scenario takes when the command line leaves them
+// unset, where they differ from the flags' own defaults.
+var scenarioDefaults = map[string]map[string]string{
+	"heldxmin": {"partitions": "200"},
+	// push b10 × 50 and pop + ack b10 × 20 per step
+	"sweep": {"batch": "10", "conns": "50", "consumers": "20"},
+	// one queue of 5,000 partitions, 10 producers of batches of 10 at 2,000 msgs/s in all,
+	// one group of 20 consumers popping up to 10, for 20 minutes in windows of a minute
+	"steady": {"duration": "20m", "window": "60s", "rate": "2000", "partitions": "5000", "producers": "10",
+		"consumers": "20", "groups": "1", "batch": "10"},
+}
+
 func printTable(w io.Writer, r bench.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\t%s\t%s\n", r.Scenario, r.Params)
@@ -115,6 +135,8 @@ func printTable(w io.Writer, r bench.Result) {
 	}
 	tw.Flush()
 	printWindows(w, r)
+	printSweep(w, r)
+	printSteady(w, r)
 }
 
 // printWindows prints the heldxmin scenario's windows and the row versions of its tables.

@@ -10,7 +10,7 @@ import (
 
 // TestVersion builds queen as a user would, without make, and reads --version: a build from
 // a git checkout names its commit, and one without VCS information says why it cannot, so no
-// binary answers a bare "dev" (issue 24).
+// binary answers a bare "dev", which names nothing.
 func TestVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// An empty name put into a route's path (issue 24, item 4) is a 404 of a route the broker
+// An empty name put into a route's path (docs/api/README.md §2.9, Empty names) is a 404 of a route the broker
 // has: the broker answers as for an unknown path ("Not found", an empty segment fills no
 // parameter), but the command is supported and the thing named does not exist. queenctl says
 // "not found" with exit 3, naming the thing, and never "does not support this command yet".

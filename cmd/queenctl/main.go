@@ -20,7 +20,7 @@ import (
 	"syscall"
 )
 
-// Exit codes; documented in the package comment, in --help and in the README.
+// Exit codes; documented in the package comment, in --help and in docs/queenctl.md.
 const (
 	exitOK       = 0
 	exitFailure  = 1

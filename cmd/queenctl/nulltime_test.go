@@ -11,7 +11,7 @@ import (
 )
 
 // zeroTime is how encoding/json writes a zero time.Time: what -o json printed where the API
-// says null (issue 24).
+// says null; -o json and -o yaml now write null there too.
 const zeroTime = `"0001-01-01T00:00:00Z"`
 
 // TestNullTimesAsTheAPISaysNull: every zero time is null and everything else, field order,

@@ -7,7 +7,7 @@ import (
 
 // This is a copy of the broker module's internal/version (String, Describe, FromBuildInfo),
 // kept here so that queenctl's own code imports only the Go client: queenctl is a module of
-// its own (docs/decisions.md "queenctl's own module") and its binary links nothing of the
+// its own (docs/decisions.md "queenctl is a module of its own") and its binary links nothing of the
 // broker. version_test.go compares the two on the same build information, so they cannot drift.
 
 // versionUnknown is the version of a binary that carries none (internal/version.Unknown).

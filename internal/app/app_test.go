@@ -16,6 +16,7 @@ import (
 	"github.com/queen-go/queen/internal/app"
 	"github.com/queen-go/queen/internal/config"
 	"github.com/queen-go/queen/internal/pgtest"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 var testDSN string
@@ -90,8 +91,19 @@ func checkNoNewGoroutines(t *testing.T, before map[string]string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d goroutines outlived Stop:\n\n%s", len(leaked), strings.Join(leaked, "\n\n"))
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // a poll interval of a bounded wait
 	}
+}
+
+// waitHub waits until cond holds of the App's parked pops, and fails the test after 10 s.
+func waitHub(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	testkit.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+		if !cond() {
+			return fmt.Errorf("the pop is not %s", what)
+		}
+		return nil
+	})
 }
 
 type obj = map[string]any
@@ -148,9 +160,7 @@ func TestStopEndsEveryGoroutine(t *testing.T) {
 		code, body := call("GET", "/api/v1/pop/queue/leak?wait=true&timeout=10000", nil)
 		popped <- popAnswer{code, body}
 	}()
-	for a.Broker().Hub().Parked() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitHub(t, "idle after an empty first attempt", func() bool { return a.Hub().Idle() == 1 })
 	if code, body := call("POST", "/api/v1/push", obj{"items": []obj{{"queue": "leak", "payload": obj{"n": 1}, "transactionId": "m1"}}}); code != http.StatusCreated {
 		t.Fatalf("push: %d %v", code, body)
 	}
@@ -172,9 +182,7 @@ func TestStopEndsEveryGoroutine(t *testing.T) {
 		code, body := call("GET", "/api/v1/pop/queue/leak?wait=true&timeout=60000", nil)
 		popped <- popAnswer{code, body}
 	}()
-	for a.Broker().Hub().Parked() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitHub(t, "parked", func() bool { return a.Hub().Parked() == 1 })
 	start := time.Now()
 	a.Stop()
 	stopped = true
@@ -211,7 +219,7 @@ func TestStopEndsEveryGoroutineWithTheDatabaseDown(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("/health without a database: %d, want 503", resp.StatusCode)
 	}
-	time.Sleep(1200 * time.Millisecond) // let the migration retry run once
+	time.Sleep(1200 * time.Millisecond) // real elapsed time, not an ordering: the migration retry runs once
 	a.Stop()
 	http.DefaultClient.CloseIdleConnections()
 	checkNoNewGoroutines(t, before)

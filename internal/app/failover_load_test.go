@@ -36,6 +36,11 @@ type failoverLoad struct {
 	committed  map[groupKey]time.Time // when the broker answered the ack as committed
 	unexpected []string               // answers no failover explains (a 4xx, a failed push)
 	answers    map[string]int         // count per route and status, for the log
+
+	// stalled is set when the test stalls replication; a push sent after that (the flag read
+	// under mu before the request) and answered counts in answeredAfterStall, per producer.
+	stalled            bool
+	answeredAfterStall []int
 }
 
 type groupKey struct{ group, key string }
@@ -50,7 +55,7 @@ func newFailoverLoad(base, queue string, producers int, groups ...string) *failo
 	return &failoverLoad{base: base, queue: queue, producers: producers, groups: groups,
 		stopProducers: make(chan struct{}), stopConsumers: make(chan struct{}),
 		acked: map[string]string{}, ackedAt: map[string]time.Time{}, nextSeq: make([]int, producers),
-		committed: map[groupKey]time.Time{}, answers: map[string]int{}}
+		committed: map[groupKey]time.Time{}, answers: map[string]int{}, answeredAfterStall: make([]int, producers)}
 }
 
 func loadKey(w, seq int) string { return fmt.Sprintf("%d-%06d", w, seq) }
@@ -63,16 +68,39 @@ func keySeq(key string) (w, seq int) {
 	return w, seq
 }
 
-// start runs the producers and consumersPerGroup consumers in each group.
-func (l *failoverLoad) start(consumersPerGroup int) {
+// startProducers runs the producers.
+func (l *failoverLoad) startProducers() {
 	for w := range l.producers {
 		l.producersWG.Go(func() { l.produce(w) })
 	}
-	for _, g := range l.groups {
-		for range consumersPerGroup {
+}
+
+// startConsumers runs n consumers in each of groups (some of l.groups: a group may start
+// late, to read what the database holds then).
+func (l *failoverLoad) startConsumers(n int, groups ...string) {
+	for _, g := range groups {
+		for range n {
 			l.consumersWG.Go(func() { l.consume(g) })
 		}
 	}
+}
+
+// stall marks the moment replication is stalled: pushes sent from now on count as after it.
+func (l *failoverLoad) stall() {
+	l.mu.Lock()
+	l.stalled = true
+	l.mu.Unlock()
+}
+
+// answeredAfterStallAtLeast reports whether every producer has had n pushes sent after the
+// stall answered, whatever the answer; mu held.
+func (l *failoverLoad) answeredAfterStallAtLeast(n int) bool {
+	for _, c := range l.answeredAfterStall {
+		if c < n {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *failoverLoad) count(what string) {
@@ -89,7 +117,15 @@ func (l *failoverLoad) produce(w int) {
 		default:
 		}
 		key := loadKey(w, seq)
+		l.mu.Lock()
+		afterStall := l.stalled
+		l.mu.Unlock()
 		r := call(l.base, "POST", "/api/v1/push", itemsBody(l.queue, fmt.Sprintf("p%d", w), key))
+		if afterStall {
+			l.mu.Lock()
+			l.answeredAfterStall[w]++
+			l.mu.Unlock()
+		}
 		if r.code != 201 {
 			l.count(fmt.Sprintf("push %d", r.code))
 			if r.code != 503 && r.err == nil {
@@ -243,15 +279,20 @@ func (l *failoverLoad) waitFor(t *testing.T, what string, limit time.Duration, c
 	}
 }
 
-// allDelivered reports whether every acknowledged push was delivered to every group; mu held.
-func (l *failoverLoad) allDelivered() bool {
+// lastDelivered reports whether every producer's last acknowledged push was delivered to
+// every group; mu held. Since each group receives a partition in push order, every earlier
+// push the database holds was delivered by then: what is still missing is lost, not late.
+func (l *failoverLoad) lastDelivered() bool {
 	seen := map[groupKey]bool{}
 	for _, d := range l.deliveries {
 		seen[groupKey{d.group, d.key}] = true
 	}
-	for key := range l.acked {
+	for w, next := range l.nextSeq {
+		if next == 0 {
+			continue
+		}
 		for _, g := range l.groups {
-			if !seen[groupKey{g, key}] {
+			if !seen[groupKey{g, loadKey(w, next-1)}] {
 				return false
 			}
 		}
@@ -274,12 +315,35 @@ func (l *failoverLoad) answerCounts() string {
 	return b.String()
 }
 
+// failoverFindings are the broken promises a failoverLoad found, each a list of examples.
+type failoverFindings struct {
+	lost, afterAck, reordered, wrongPartition, unexpected []string
+	// summary gives the load's figures, for the log.
+	summary string
+}
+
 // check asserts the promises once everything was delivered: no acknowledged push lost, no
 // delivery sent after its ack was answered as committed, and in each group every partition's
 // messages first delivered in push order (a redelivery of an uncommitted batch is not a first
 // delivery).
 func (l *failoverLoad) check(t *testing.T) {
 	t.Helper()
+	f := l.findings()
+	for _, f := range []struct {
+		what string
+		list []string
+	}{{"acknowledged pushes never delivered", f.lost}, {"deliveries after a committed ack", f.afterAck},
+		{"deliveries out of push order", f.reordered}, {"deliveries from the wrong partition", f.wrongPartition},
+		{"unexpected answers", f.unexpected}} {
+		if len(f.list) > 0 {
+			t.Errorf("%d %s, e.g. %v", len(f.list), f.what, f.list[:min(len(f.list), 10)])
+		}
+	}
+	t.Log(f.summary)
+}
+
+// findings checks the load's records against the promises (see check).
+func (l *failoverLoad) findings() failoverFindings {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	seen := map[groupKey]bool{}
@@ -315,16 +379,8 @@ func (l *failoverLoad) check(t *testing.T) {
 		}
 	}
 	sort.Strings(lost)
-	for _, f := range []struct {
-		what string
-		list []string
-	}{{"acknowledged pushes never delivered", lost}, {"deliveries after a committed ack", afterAck},
-		{"deliveries out of push order", reordered}, {"deliveries from the wrong partition", wrongPartition},
-		{"unexpected answers", l.unexpected}} {
-		if len(f.list) > 0 {
-			t.Errorf("%d %s, e.g. %v", len(f.list), f.what, f.list[:min(len(f.list), 10)])
-		}
-	}
-	t.Logf("%d acknowledged pushes, %d deliveries (%d redeliveries of uncommitted acks), %d committed acks",
-		len(l.acked), len(l.deliveries), redelivered, len(l.committed))
+	return failoverFindings{lost: lost, afterAck: afterAck, reordered: reordered, wrongPartition: wrongPartition,
+		unexpected: append([]string(nil), l.unexpected...),
+		summary: fmt.Sprintf("%d acknowledged pushes, %d deliveries (%d redeliveries), %d committed acks",
+			len(l.acked), len(l.deliveries), redelivered, len(l.committed))}
 }

@@ -376,10 +376,10 @@ func TestDatabaseFrozenAfterAHealthyStart(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // real elapsed time, not an ordering: the load runs before the freeze
 	p.freeze()
 	frozenAt := time.Now()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // real elapsed time: requests in flight meet the freeze
 	for _, rc := range frozenRoutes() {
 		checkUnavailable(t, rc, call(base, rc.method, rc.path, rc.body))
 	}
@@ -497,7 +497,7 @@ func waitDrained(t *testing.T, base string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("spool not drained: %d %s %v", r.code, r.body, r.err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // a poll interval of a bounded wait
 	}
 }
 
@@ -543,7 +543,7 @@ func waitHealthy(t *testing.T, base string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not healthy again: %d %s %v", r.code, r.body, r.err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // a poll interval of a bounded wait
 	}
 }
 

@@ -139,7 +139,7 @@ func TestSlowPushIsLoadNotAnOutage(t *testing.T) {
 		if time.Since(pushedAt) > 3*time.Second {
 			t.Fatalf("the push to another partition is not visible after %v: %d %v", time.Since(pushedAt), code, keys)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // a poll interval of a bounded wait
 	}
 
 	// The spooled record's replay passes its deadline behind the lock and is retried smaller;
@@ -229,9 +229,9 @@ func checkServedAfterFreeze(t *testing.T, cfg config.Config, freeze, thaw func()
 			}
 		})
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // real elapsed time, not an ordering: the load runs before the freeze
 	freeze()
-	time.Sleep(12 * time.Second)
+	time.Sleep(12 * time.Second) // real elapsed time: the freeze lasts past every request bound
 	thaw()
 	thawedAt := time.Now()
 
@@ -244,7 +244,7 @@ func checkServedAfterFreeze(t *testing.T, cfg config.Config, freeze, thaw func()
 		if time.Since(thawedAt) > time.Minute {
 			t.Fatal("not served a minute after the thaw")
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // a poll interval of a bounded wait
 	}
 	close(stop)
 	wg.Wait()

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/queen-go/queen/internal/app"
 	"github.com/queen-go/queen/internal/embeddedpg"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 // The measured case of docs/api/operations.md §9.1: every PostgreSQL process stopped with
@@ -38,10 +40,15 @@ func TestPostgresStoppedMidRequest(t *testing.T) {
 	go func() {
 		parked <- call(base, "GET", fmt.Sprintf("/api/v1/pop/queue/sigstop-parked?wait=true&timeout=%d", popTimeout.Milliseconds()), nil)
 	}()
-	time.Sleep(100 * time.Millisecond) // its first attempt finds nothing and it parks
+	testkit.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+		if a.Hub().Idle() != 1 {
+			return errors.New("the pop has not parked after an empty first attempt")
+		}
+		return nil
+	})
 
 	pushLoop := startPushLoop(base, "s")
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // real elapsed time, not an ordering: the freeze meets pushes in flight
 	signalServer(t, dataDir, syscall.SIGSTOP)
 	stoppedAt := time.Now()
 	for _, rc := range frozenRoutes() {

@@ -68,7 +68,14 @@ func TestSpoolSurvivesKill(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(1500 * time.Millisecond)
+	testkit.Eventually(t, time.Minute, 5*time.Millisecond, func() error { // some are spooled
+		mu.Lock()
+		defer mu.Unlock()
+		if len(acked) < 50 {
+			return fmt.Errorf("%d pushes answered buffered", len(acked))
+		}
+		return nil
+	})
 	if err := cmd.Process.Kill(); err != nil { // SIGKILL
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func TestSpoolOutageReplaysExactlyOnceInOrder(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("spool not drained: %v", b)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // a poll interval of a bounded wait
 	}
 	if d := a.Drainer().Stats(); d.Duplicates < 1 {
 		t.Errorf("drainer stats %+v: the repeated key was not counted as a duplicate", d)

@@ -207,7 +207,7 @@ func holdEverySlot(t *testing.T, dsn string) (release func()) {
 		}
 		// A terminated backend holds its slot until it has exited.
 		for query("SELECT count(*)::text "+broker) != "0" {
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // a poll interval: a terminated backend exits within moments
 		}
 		if round == 20 {
 			release()

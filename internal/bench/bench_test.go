@@ -55,7 +55,7 @@ func TestScenariosMeasureAgainstTheSameRunBaseline(t *testing.T) {
 			// such a refusal is retried (a minute at most), any other error fails at once.
 			var res Result
 			var err error
-			for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) { // a bounded retry
 				res, err = Run(context.Background(), tc.scenario, cfg)
 				if !pgtest.TooManyClients(err) || time.Now().After(deadline) {
 					break

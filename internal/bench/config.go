@@ -40,6 +40,12 @@ type Config struct {
 	Consumers int           // single-message pop + ack consumers [50]
 	HoldFrom  int           // first window (1-based) with the snapshot horizon held; 0 = never
 	Schema    string        // the broker's schema in DSN (its DB_SCHEMA) [queen_go]
+	// Sweep is the sweep scenario's steps, partition counts separated by commas (sweep.go)
+	// ["10,1000,10000,100000"]; there Conns is the pushers, Consumers the pop + ack consumers.
+	Sweep string
+	// RetentionSeconds is the steady scenario's retentionSeconds and completedRetentionSeconds
+	// of its queue (steady.go) [120].
+	RetentionSeconds int
 }
 
 func (c Config) params() string {

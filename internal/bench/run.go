@@ -8,14 +8,14 @@ import (
 )
 
 // Scenarios lists the scenario names Run accepts.
-var Scenarios = []string{"push", "popack", "txn", "fanout", "partitions", "e2e", "spool", "streams-cycle", "streams-window", "heldxmin"}
+var Scenarios = []string{"push", "popack", "txn", "fanout", "partitions", "e2e", "spool", "streams-cycle", "streams-window", "heldxmin", "sweep", "steady"}
 
 // Run executes one scenario and its same-run baseline.
 func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
 	if err := cfg.validate(); err != nil {
 		return Result{}, err
 	}
-	api, err := newAPIClient(cfg.Server, max(cfg.Conns, cfg.Groups*cfg.Conns, cfg.Producers+cfg.Consumers, 8))
+	api, err := newAPIClient(cfg.Server, max(cfg.Conns, cfg.Groups*cfg.Conns, cfg.Producers+cfg.Consumers, cfg.Producers+cfg.Groups*cfg.Consumers, 8))
 	if err != nil {
 		return Result{}, err
 	}
@@ -57,6 +57,10 @@ func Run(ctx context.Context, scenario string, cfg Config) (Result, error) {
 		return r.streamsWindow(ctx)
 	case "heldxmin":
 		return r.heldXmin(ctx)
+	case "sweep":
+		return r.sweep(ctx)
+	case "steady":
+		return r.steady(ctx)
 	default:
 		return Result{}, fmt.Errorf("unknown scenario %q (one of %v)", scenario, Scenarios)
 	}

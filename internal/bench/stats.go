@@ -37,6 +37,12 @@ type Result struct {
 	Windows      []HeldWindow `json:"windows,omitempty"`
 	Tables       []TableRows  `json:"tables,omitempty"`
 	TablesSource string       `json:"tablesSource,omitempty"`
+	// Sweep and SweepRatios are the sweep scenario's steps and the shares of the largest
+	// step's rates in the smallest's and the reference step's (sweep.go).
+	Sweep       []SweepStep  `json:"sweep,omitempty"`
+	SweepRatios []SweepRatio `json:"sweepRatios,omitempty"`
+	// Steady is the steady scenario's windows (steady.go).
+	Steady []SteadyWindow `json:"steady,omitempty"`
 }
 
 // Baseline is PostgreSQL's own throughput for the comparable plain-table workload.

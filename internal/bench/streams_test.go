@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,9 +24,6 @@ func TestStreamsScenarios(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Server = srv.URL
 			res, err := Run(context.Background(), tc.scenario, cfg)
-			if err != nil && strings.Contains(err.Error(), ": 404 ") {
-				t.Skipf("the broker has no /streams/v1 routes yet: %v", err)
-			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,7 +23,7 @@ type fakeWriter struct {
 func (w *fakeWriter) write(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
 	w.calls.Add(1)
 	if w.delay > 0 {
-		time.Sleep(w.delay)
+		time.Sleep(w.delay) // a benchmark's model of a slow database call, not an ordering
 	}
 	return w.res[:len(items)], nil
 }

@@ -35,7 +35,7 @@ type Config struct {
 	EncryptionKey *encryption.Key
 	// PushCalls bounds concurrent database calls for pushes (default: the CPU count, at least
 	// 2: pushes are CPU-bound in the database, and more calls than cores only shrink the
-	// coalesced batches and add lock contention, as bench/README.md measures); requests arriving
+	// coalesced batches and add lock contention, as bench/HISTORY.md measures); requests arriving
 	// while all are busy are coalesced into the next call of at most PushCallItems items
 	// (default 1000). See coalescer.
 	PushCalls, PushCallItems int
@@ -107,7 +107,7 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 	if cfg.ConsumeCalls <= 0 {
 		// One per CPU: requests that wait are merged into the next call (merge.go), so fewer
 		// slots mean larger calls, and on 2 cores 2 slots beat 4 on every single-message row
-		// (bench/README.md, "Group commit for consumers").
+		// (bench/HISTORY.md, "Group commit for consumers").
 		cfg.ConsumeCalls = max(2, runtime.NumCPU())
 	}
 	if cfg.ConsumeWait <= 0 {

@@ -30,8 +30,8 @@ import (
 // database for that call's commit and then runs at once: requests spread over many
 // partitions, which nearly always share some, are pipelined that way, the next call parsed
 // and waiting while the one before it works, instead of leaving the database idle between
-// calls while the broker answers one call and sends the next (bench/README.md, spread
-// pushes, session 4; qg_push_items makes that wait cheap). Calls are formed in arrival
+// calls while the broker answers one call and sends the next (bench/HISTORY.md, "Spread
+// pushes and the lock convoy", 2026-12-01; qg_push_items makes that wait cheap). Calls are formed in arrival
 // order, so a partition's requests reach its lock in arrival order. Requests on one
 // partition each are also kept to lanes (their partition's hash modulo maxInflight): one lane
 // per call and one call per lane in flight, as the flushers' lanes were before, so a few busy

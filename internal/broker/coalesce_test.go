@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -18,10 +20,11 @@ import (
 )
 
 // recordingWriter answers each item with its key as message id, fails any call that holds
-// the key "bad", and records the size of every call.
+// the key "bad", and records the size and the keys of every call.
 type recordingWriter struct {
 	mu    sync.Mutex
 	calls []int
+	keys  [][]string    // of each call, in call order
 	gate  chan struct{} // when set, calls wait on it, so requests pile up behind a busy flusher
 	held  atomic.Int32  // items of the calls waiting on gate
 }
@@ -31,8 +34,13 @@ func (w *recordingWriter) write(_ context.Context, items []store.PushRow) ([]mq.
 		w.held.Add(int32(len(items)))
 		<-w.gate
 	}
+	keys := make([]string, len(items))
+	for i, it := range items {
+		keys[i] = it.Key
+	}
 	w.mu.Lock()
 	w.calls = append(w.calls, len(items))
+	w.keys = append(w.keys, keys)
 	w.mu.Unlock()
 	out := make([]mq.PushResult, len(items))
 	for i, it := range items {
@@ -90,49 +98,61 @@ func TestCoalescerMergesConcurrentRequestsAndSplitsResults(t *testing.T) {
 	}
 }
 
+// A bad request that shares a call with good ones fails alone: the call failing as a whole is
+// retried request by request. The requests arrive while a first call is in flight, so the
+// next call takes the good and the bad one together (checked: else isolation is not tested).
 func TestCoalescerIsolatesAFailingRequest(t *testing.T) {
-	w := &recordingWriter{gate: make(chan struct{})}
-	c := &coalescer{write: w.write, maxItems: 1000, maxInflight: 1, timeout: time.Second}
-	startPart(t, c)
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for r, keys := range [][]string{{"first"}, {"ok-1"}, {"bad"}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[r] = c.submit(context.Background(), items(keys...))
-		}()
-		time.Sleep(10 * time.Millisecond) // arrival order
-	}
-	close(w.gate)
-	wg.Wait()
-	if errs[0] != nil || errs[1] != nil || errs[2] == nil {
-		t.Fatalf("errors %v: only the bad request must fail", errs)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		w := &recordingWriter{gate: make(chan struct{})}
+		c := &coalescer{write: w.write, maxItems: 1000, maxInflight: 1, timeout: time.Second}
+		startPart(t, c)
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		for r, keys := range [][]string{{"first"}, {"ok-1"}, {"bad"}} {
+			wg.Go(func() { _, errs[r] = c.submit(context.Background(), items(keys...)) })
+			synctest.Wait() // the first is in the held call, the others queue behind it in order
+		}
+		if n := c.queued(); n != 2 {
+			t.Fatalf("%d requests queued behind the held call, want 2", n)
+		}
+		close(w.gate)
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil || errs[2] == nil {
+			t.Fatalf("errors %v: only the bad request must fail", errs)
+		}
+		shared := slices.ContainsFunc(w.keys, func(k []string) bool {
+			return slices.Contains(k, "ok-1") && slices.Contains(k, "bad")
+		})
+		if !shared {
+			t.Fatalf("calls %v: the bad request never shared a call with ok-1, so nothing was isolated", w.keys)
+		}
+	})
 }
 
 func TestCoalescerRespectsItemBound(t *testing.T) {
-	w := &recordingWriter{gate: make(chan struct{})}
-	c := &coalescer{write: w.write, maxItems: 3, maxInflight: 1, timeout: time.Second}
-	startPart(t, c)
-	var wg sync.WaitGroup
-	for r := 0; r < 6; r++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := c.submit(context.Background(), items("a", "b")); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	time.Sleep(50 * time.Millisecond)
-	close(w.gate)
-	wg.Wait()
-	for _, n := range w.calls {
-		if n > 3 && n != 2 {
-			t.Fatalf("call of %d items exceeds the bound: %v", n, w.calls)
+	synctest.Test(t, func(t *testing.T) {
+		w := &recordingWriter{gate: make(chan struct{})}
+		c := &coalescer{write: w.write, maxItems: 3, maxInflight: 1, timeout: time.Second}
+		startPart(t, c)
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				if _, err := c.submit(context.Background(), items("a", "b")); err != nil {
+					t.Error(err)
+				}
+			})
 		}
-	}
+		synctest.Wait() // one call held at the gate, the other five queued behind it
+		if n := c.queued(); n != 5 {
+			t.Fatalf("%d requests queued behind the held call, want 5", n)
+		}
+		close(w.gate)
+		wg.Wait()
+		// Two requests of two items exceed the bound of 3: each call takes one request.
+		if !slices.Equal(w.calls, []int{2, 2, 2, 2, 2, 2}) {
+			t.Fatalf("calls of %v items, want six calls of one request each (bound 3)", w.calls)
+		}
+	})
 }
 
 // queued counts the requests waiting for a call.
@@ -205,84 +225,89 @@ func TestCoalescerTakeMergesOverlappingRequests(t *testing.T) {
 // next request on a partition comes after its earlier ones) and every request gets its own
 // results. Run with -race: 16 producers, requests over 3 of 40 partitions, every fourth on one.
 func TestCoalescerPipelinesCallsOnSharedPartitions(t *testing.T) {
-	var mu sync.Mutex
-	lastSeq := map[string]int{} // producer and partition: the last request sequence written
-	var outOfOrder, overlapped, tooMany atomic.Int32
-	held := map[partRef]int{}
-	inflight := atomic.Int32{}
-	const maxInflight = 3
-	write := func(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
-		if inflight.Add(1) > maxInflight {
-			tooMany.Add(1)
-		}
-		defer inflight.Add(-1)
-		parts := partKeys("", items)
-		mu.Lock()
-		for _, p := range parts {
-			if held[p] > 0 {
-				overlapped.Add(1)
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		lastSeq := map[string]int{} // producer and partition: the last request sequence written
+		var outOfOrder, overlapped, tooMany atomic.Int32
+		held := map[partRef]int{}
+		inflight := atomic.Int32{}
+		const maxInflight = 3
+		write := func(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
+			if inflight.Add(1) > maxInflight {
+				tooMany.Add(1)
 			}
-			held[p]++
-		}
-		for _, it := range items {
-			var g, r, i int
-			fmt.Sscanf(it.Key, "%d-%d-%d", &g, &r, &i)
-			k := fmt.Sprint(g, "/", it.Partition)
-			if last, ok := lastSeq[k]; ok && last > r {
-				outOfOrder.Add(1)
+			defer inflight.Add(-1)
+			parts := partKeys("", items)
+			mu.Lock()
+			for _, p := range parts {
+				if held[p] > 0 {
+					overlapped.Add(1)
+				}
+				held[p]++
 			}
-			lastSeq[k] = r
-		}
-		mu.Unlock()
-		time.Sleep(time.Millisecond) // hold the partitions a while, as a database call does
-		mu.Lock()
-		for _, p := range parts {
-			held[p]--
-		}
-		mu.Unlock()
-		out := make([]mq.PushResult, len(items))
-		for i, it := range items {
-			out[i] = mq.PushResult{Status: mq.StatusQueued, MessageID: it.Key}
-		}
-		return out, nil
-	}
-	c := &coalescer{write: write, maxItems: 20, maxInflight: maxInflight, timeout: time.Minute}
-	startPart(t, c)
-	var wg sync.WaitGroup
-	for g := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range 30 {
-				parts := []string{fmt.Sprint("p", (g*7+r)%40), fmt.Sprint("p", (g*11+r*3+1)%40), fmt.Sprint("p", (g+r*5+2)%40)}
-				if r%4 == 0 {
-					parts = parts[:1]
+			for _, it := range items {
+				var g, r, i int
+				fmt.Sscanf(it.Key, "%d-%d-%d", &g, &r, &i)
+				k := fmt.Sprint(g, "/", it.Partition)
+				if last, ok := lastSeq[k]; ok && last > r {
+					outOfOrder.Add(1)
 				}
-				req := partItems(parts...)
-				for i := range req {
-					req[i].Key = fmt.Sprint(g, "-", r, "-", i)
-				}
-				res, err := c.submit(context.Background(), req)
-				if err != nil || len(res) != len(req) {
-					t.Errorf("submit: %d results, %v", len(res), err)
-					return
-				}
-				for i := range res {
-					if res[i].MessageID != req[i].Key {
-						t.Errorf("request %d/%d item %d got %q", g, r, i, res[i].MessageID)
+				lastSeq[k] = r
+			}
+			mu.Unlock()
+			time.Sleep(time.Millisecond) // the bubble's clock: hold the partitions while other calls run, as a database call does
+			mu.Lock()
+			for _, p := range parts {
+				held[p]--
+			}
+			mu.Unlock()
+			out := make([]mq.PushResult, len(items))
+			for i, it := range items {
+				out[i] = mq.PushResult{Status: mq.StatusQueued, MessageID: it.Key}
+			}
+			return out, nil
+		}
+		c := &coalescer{write: write, maxItems: 20, maxInflight: maxInflight, timeout: time.Minute}
+		startPart(t, c)
+		var wg sync.WaitGroup
+		for g := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range 30 {
+					parts := []string{fmt.Sprint("p", (g*7+r)%40), fmt.Sprint("p", (g*11+r*3+1)%40), fmt.Sprint("p", (g+r*5+2)%40)}
+					if r%4 == 0 {
+						parts = parts[:1]
+					}
+					req := partItems(parts...)
+					for i := range req {
+						req[i].Key = fmt.Sprint(g, "-", r, "-", i)
+					}
+					res, err := c.submit(context.Background(), req)
+					if err != nil || len(res) != len(req) {
+						t.Errorf("submit: %d results, %v", len(res), err)
+						return
+					}
+					for i := range res {
+						if res[i].MessageID != req[i].Key {
+							t.Errorf("request %d/%d item %d got %q", g, r, i, res[i].MessageID)
+						}
 					}
 				}
-			}
-		}()
-	}
-	wg.Wait()
-	if n := tooMany.Load(); n > 0 {
-		t.Fatalf("%d calls ran beyond maxInflight", n)
-	}
-	if n := outOfOrder.Load(); n > 0 {
-		t.Fatalf("%d items reached the writer before an earlier request of their producer on their partition", n)
-	}
-	t.Logf("%d times a call named a partition of a call in flight", overlapped.Load())
+			}()
+		}
+		wg.Wait()
+		if n := tooMany.Load(); n > 0 {
+			t.Fatalf("%d calls ran beyond maxInflight", n)
+		}
+		if n := outOfOrder.Load(); n > 0 {
+			t.Fatalf("%d items reached the writer before an earlier request of their producer on their partition", n)
+		}
+		if overlapped.Load() == 0 {
+			t.Fatal("no call started while another held one of its partitions: the calls were not pipelined")
+		}
+		t.Logf("%d times a call named a partition of a call in flight", overlapped.Load())
+	})
 }
 
 // A request on other partitions than the call in flight does not wait for it.
@@ -325,35 +350,38 @@ func TestCoalescerRunsDisjointRequestsInParallel(t *testing.T) {
 // A call that committed but answered with the wrong number of results is never written again
 // (that would store its requests twice); every request of it fails instead.
 func TestCoalescerNeverRewritesACommittedCall(t *testing.T) {
-	var calls atomic.Int32
-	gate := make(chan struct{})
-	short := func(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
-		<-gate
-		calls.Add(1)
-		return make([]mq.PushResult, len(items)-1), nil
-	}
-	c := &coalescer{write: short, maxItems: 1000, maxInflight: 1, timeout: time.Second}
-	startPart(t, c)
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for r := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[r] = c.submit(context.Background(), items("a", "b"))
-		}()
-	}
-	time.Sleep(20 * time.Millisecond) // let them queue, alone or together: either way must fail
-	close(gate)
-	wg.Wait()
-	for r, err := range errs {
-		if err == nil {
-			t.Fatalf("request %d succeeded on a result it cannot have", r)
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		gate := make(chan struct{})
+		short := func(_ context.Context, items []store.PushRow) ([]mq.PushResult, error) {
+			<-gate
+			calls.Add(1)
+			return make([]mq.PushResult, len(items)-1), nil
 		}
-	}
-	if n := calls.Load(); n > 3 {
-		t.Fatalf("%d database calls: a committed call was written again", n)
-	}
+		c := &coalescer{write: short, maxItems: 1000, maxInflight: 1, timeout: time.Second}
+		startPart(t, c)
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		for r := range errs {
+			wg.Go(func() { _, errs[r] = c.submit(context.Background(), items("a", "b")) })
+		}
+		synctest.Wait() // the first in a call held at the gate, two queued behind it
+		if n := c.queued(); n != 2 {
+			t.Fatalf("%d requests queued behind the held call, want 2", n)
+		}
+		close(gate)
+		wg.Wait()
+		for r, err := range errs {
+			if err == nil {
+				t.Fatalf("request %d succeeded on a result it cannot have", r)
+			}
+		}
+		// One call for the first request, one for the two queued together: a call written
+		// again (request by request) would make four.
+		if n := calls.Load(); n != 2 {
+			t.Fatalf("%d database calls for one held call and two queued requests, want 2: a committed call was written again", n)
+		}
+	})
 }
 
 // Requests on one partition each are split by lane, so requests for a few partitions still

@@ -91,7 +91,7 @@ func ccConsumeMember(ctx context.Context, x *tb, queue, group string, member int
 			if member == 2 {
 				l.mu.Unlock()
 				if err == nil {
-					time.Sleep(5 * time.Millisecond) // nothing deliverable: let the others run
+					time.Sleep(5 * time.Millisecond) // nothing deliverable: a consumer's poll interval, not an ordering
 				}
 			}
 			if ctx.Err() != nil {
@@ -211,7 +211,7 @@ func TestConcurrentPushesNeverSkip(t *testing.T) {
 				return err
 			}
 			if len(p.Messages) == 0 {
-				time.Sleep(2 * time.Millisecond)
+				time.Sleep(2 * time.Millisecond) // a consumer's poll interval, not an ordering
 				continue
 			}
 			ds, err := ccDeliveries(p, "auto", true)

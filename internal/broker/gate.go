@@ -18,7 +18,7 @@ import (
 // collide on the same rows (skipped locks, lock-manager and buffer contention) and slow the
 // winners down; and the consume gate, one key for all pops, acks and transactions, since
 // more of them in PostgreSQL at once than its cores can run only adds context switches and
-// lock waits (bench/README.md, "Session 7").
+// lock waits (bench/HISTORY.md, the consume gate's runs of 2026-12-02).
 //
 // A key's slot lives only while a call of that key is inside or waiting: keys come from
 // clients (queue, partition, group names), so a map that kept them all would grow with every

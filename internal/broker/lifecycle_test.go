@@ -5,7 +5,9 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/queen-go/queen/internal/lifecycle"
@@ -23,68 +25,84 @@ func startPart(tb testing.TB, p lifecycle.Service) {
 
 // A coalescer refuses requests before Start and after Stop; Stop writes what it accepted.
 func TestCoalescerServesOnlyWhileRunning(t *testing.T) {
-	w := &recordingWriter{gate: make(chan struct{})}
-	c := &coalescer{write: w.write, maxItems: 1000, maxInflight: 2, timeout: time.Second}
-	if _, err := c.submit(context.Background(), items("early")); !errors.Is(err, mq.ErrUnavailable) {
-		t.Fatalf("submit before Start: %v, want ErrUnavailable", err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	submit := func(r int) { wg.Go(func() { _, errs[r] = c.submit(context.Background(), items("k")) }) }
-	submit(0)
-	time.Sleep(10 * time.Millisecond) // taken into a call, which blocks on the gate
-	for r := 1; r < len(errs); r++ {
-		submit(r)
-	}
-	// The others queue behind that call (had it taken more than one, fewer would queue).
-	for deadline := time.Now().Add(time.Second); c.queued() < 3 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
-	stopped := make(chan struct{})
-	go func() { c.Stop(); close(stopped) }()
-	close(w.gate) // let the write in flight finish; Stop must still write the queued ones
-	<-stopped
-	wg.Wait()
-	for r, err := range errs {
-		if err != nil {
-			t.Errorf("request %d accepted before Stop failed: %v", r, err)
+	synctest.Test(t, func(t *testing.T) {
+		w := &recordingWriter{gate: make(chan struct{})}
+		c := &coalescer{write: w.write, maxItems: 1000, maxInflight: 2, timeout: time.Second}
+		if _, err := c.submit(context.Background(), items("early")); !errors.Is(err, mq.ErrUnavailable) {
+			t.Fatalf("submit before Start: %v, want ErrUnavailable", err)
 		}
-	}
-	if _, err := c.submit(context.Background(), items("late")); !errors.Is(err, mq.ErrUnavailable) {
-		t.Fatalf("submit after Stop: %v, want ErrUnavailable", err)
-	}
+		if err := c.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		submit := func(r int) { wg.Go(func() { _, errs[r] = c.submit(context.Background(), items("k")) }) }
+		submit(0)
+		synctest.Wait() // taken into a call, which blocks on the gate
+		for r := 1; r < len(errs); r++ {
+			submit(r)
+		}
+		synctest.Wait()
+		// The others queue behind that call (its lane is busy; the other flusher takes
+		// nothing of it): had Stop nothing queued to write, the test would prove nothing.
+		if n := c.queued(); n != 3 {
+			t.Fatalf("%d requests queued behind the held call, want 3", n)
+		}
+		stopped := make(chan struct{})
+		go func() { c.Stop(); close(stopped) }()
+		synctest.Wait()
+		select {
+		case <-stopped:
+			t.Fatal("Stop returned while a call was still in flight")
+		default:
+		}
+		close(w.gate) // let the write in flight finish; Stop must still write the queued ones
+		<-stopped
+		wg.Wait()
+		for r, err := range errs {
+			if err != nil {
+				t.Errorf("request %d accepted before Stop failed: %v", r, err)
+			}
+		}
+		if got := len(w.keys); got < 2 {
+			t.Fatalf("%d calls written, want the held one and the queued requests after it", got)
+		}
+		if _, err := c.submit(context.Background(), items("late")); !errors.Is(err, mq.ErrUnavailable) {
+			t.Fatalf("submit after Stop: %v, want ErrUnavailable", err)
+		}
+	})
 }
 
 // Signals pending when the signaler stops are still sent.
 func TestSignalerSendsPendingSignalsAtStop(t *testing.T) {
-	var mu sync.Mutex
-	var sent []string
-	block := make(chan struct{})
-	s := &signaler{timeout: time.Second, kick: make(chan struct{}, 1),
-		notify: func(_ context.Context, queues []string) error {
-			<-block
-			mu.Lock()
-			sent = append(sent, queues...)
-			mu.Unlock()
-			return nil
-		}}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	s.add("a")
-	time.Sleep(10 * time.Millisecond) // the sender takes "a" and blocks in notify
-	s.add("b", "c")
-	stopped := make(chan struct{})
-	go func() { s.Stop(); close(stopped) }()
-	close(block)
-	<-stopped
-	slices.Sort(sent)
-	if !slices.Equal(sent, []string{"a", "b", "c"}) {
-		t.Fatalf("sent %v, want a, b and c", sent)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var sent []string
+		block := make(chan struct{})
+		s := &signaler{timeout: time.Second, kick: make(chan struct{}, 1),
+			notify: func(_ context.Context, queues []string) error {
+				<-block
+				mu.Lock()
+				sent = append(sent, queues...)
+				mu.Unlock()
+				return nil
+			}}
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s.add("a")
+		synctest.Wait() // the sender takes "a" and blocks in notify
+		s.add("b", "c")
+		stopped := make(chan struct{})
+		go func() { s.Stop(); close(stopped) }()
+		synctest.Wait() // Stop waits for the sender, which is still in notify
+		close(block)
+		<-stopped
+		slices.Sort(sent)
+		if !slices.Equal(sent, []string{"a", "b", "c"}) {
+			t.Fatalf("sent %v, want a, b and c", sent)
+		}
+	})
 }
 
 // Signals that arrive within the gap after a notifying transaction go out together in the next
@@ -140,47 +158,56 @@ func TestSignalerSendsWhatArrivesWithinTheGapInOneStatement(t *testing.T) {
 // The gate keeps a key's slot only while a pop of that key is inside or waiting, whether the
 // pops left, gave up on their context, or were turned away by Stop.
 func TestPopGateForgetsKeysOfFinishedPops(t *testing.T) {
-	g := &callGate{size: 2}
-	startPart(t, g)
-	var wg sync.WaitGroup
-	for i := range 50 {
-		wg.Go(func() {
-			key := []string{"q1\x00g", "q2\x00g", "q3\x00other"}[i%3]
-			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%5)*time.Millisecond)
-			defer cancel()
-			leave, err := g.enter(ctx, key)
-			if err != nil {
-				return // gave up waiting: must leave nothing behind either
-			}
-			time.Sleep(2 * time.Millisecond)
-			leave()
-		})
-	}
-	wg.Wait()
-	if n := gateKeys(g); n != 0 {
-		t.Fatalf("%d keys left in the gate after every pop finished", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		g := &callGate{size: 2}
+		startPart(t, g)
+		var wg sync.WaitGroup
+		var gaveUp, entered atomic.Int32
+		for i := range 50 {
+			wg.Go(func() {
+				key := []string{"q1\x00g", "q2\x00g", "q3\x00other"}[i%3]
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%5)*time.Millisecond)
+				defer cancel()
+				leave, err := g.enter(ctx, key)
+				if err != nil {
+					gaveUp.Add(1)
+					return // gave up waiting: must leave nothing behind either
+				}
+				entered.Add(1)
+				time.Sleep(2 * time.Millisecond) // the bubble's clock: inside a while, as a pop is
+				leave()
+			})
+		}
+		wg.Wait()
+		if gaveUp.Load() == 0 || entered.Load() == 0 {
+			t.Fatalf("%d pops entered and %d gave up: the test needs both", entered.Load(), gaveUp.Load())
+		}
+		if n := gateKeys(g); n != 0 {
+			t.Fatalf("%d keys left in the gate after every pop finished", n)
+		}
 
-	// Pops waiting when the gate stops are turned away, and leave nothing behind.
-	leave1, _ := g.enter(context.Background(), "full")
-	leave2, _ := g.enter(context.Background(), "full")
-	waited := make(chan error)
-	go func() { _, err := g.enter(context.Background(), "full"); waited <- err }()
-	for gateUsers(g, "full") < 3 {
-		time.Sleep(time.Millisecond)
-	}
-	go g.Stop()
-	if err := <-waited; !errors.Is(err, mq.ErrUnavailable) {
-		t.Fatalf("waiting pop at Stop: %v, want ErrUnavailable", err)
-	}
-	leave1()
-	leave2()
-	if n := gateKeys(g); n != 0 {
-		t.Fatalf("%d keys left after Stop", n)
-	}
-	if _, err := g.enter(context.Background(), "after"); !errors.Is(err, mq.ErrUnavailable) {
-		t.Fatalf("enter after Stop: %v, want ErrUnavailable", err)
-	}
+		// Pops waiting when the gate stops are turned away, and leave nothing behind.
+		leave1, _ := g.enter(context.Background(), "full")
+		leave2, _ := g.enter(context.Background(), "full")
+		waited := make(chan error)
+		go func() { _, err := g.enter(context.Background(), "full"); waited <- err }()
+		synctest.Wait()
+		if n := gateUsers(g, "full"); n != 3 {
+			t.Fatalf("%d users of the full key, want 2 inside and 1 waiting", n)
+		}
+		go g.Stop()
+		if err := <-waited; !errors.Is(err, mq.ErrUnavailable) {
+			t.Fatalf("waiting pop at Stop: %v, want ErrUnavailable", err)
+		}
+		leave1()
+		leave2()
+		if n := gateKeys(g); n != 0 {
+			t.Fatalf("%d keys left after Stop", n)
+		}
+		if _, err := g.enter(context.Background(), "after"); !errors.Is(err, mq.ErrUnavailable) {
+			t.Fatalf("enter after Stop: %v, want ErrUnavailable", err)
+		}
+	})
 }
 
 func gateKeys(g *callGate) int {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 // Moving messages to the DLQ by request while consumers drain the partition
@@ -70,7 +71,7 @@ func TestMoveToDLQMidBacklogUnderConcurrentPops(t *testing.T) {
 					return
 				}
 				if len(p.Messages) == 0 {
-					time.Sleep(time.Millisecond)
+					time.Sleep(time.Millisecond) // a consumer's poll interval, not an ordering
 					continue
 				}
 				mu.Lock()
@@ -89,16 +90,14 @@ func TestMoveToDLQMidBacklogUnderConcurrentPops(t *testing.T) {
 		}()
 	}
 	movers.Wait()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.Eventually(t, 30*time.Second, 10*time.Millisecond, func() error {
 		mu.Lock()
-		done := len(delivered)+len(moved) >= n
-		mu.Unlock()
-		if done || time.Now().After(deadline) {
-			break
+		defer mu.Unlock()
+		if got := len(delivered) + len(moved); got < n {
+			return fmt.Errorf("%d of %d messages delivered or moved", got, n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	close(stop)
 	consumers.Wait()
 

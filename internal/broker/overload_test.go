@@ -131,6 +131,7 @@ func burst(t *testing.T, st *store.Store, held string, timeout time.Duration, wh
 		}
 		return nil
 	})
+	// Real elapsed time, not an ordering: a broken hold shows as a call answered before this.
 	time.Sleep(timeout + 500*time.Millisecond)
 	release()
 	wg.Wait()

@@ -81,6 +81,7 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 			return res, nil
 		}
 		timer := time.NewTimer(min(interval, left))
+		busy := w.Idle() // until it wakes (a return leaves the hub: w.Leave)
 		select {
 		case <-w.C:
 		case <-timer.C:
@@ -92,6 +93,7 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 			timer.Stop()
 			return res, nil
 		}
+		busy()
 		timer.Stop()
 	}
 }

@@ -25,7 +25,7 @@ func TestBudgetSharesDeadlinesAcrossCalls(t *testing.T) {
 	if p, _ := l.WaitBounds(ctx); p.Sub(begun) != time.Second {
 		t.Errorf("the probe is asked after %v, want Limits.Connection (1s)", p.Sub(begun))
 	}
-	time.Sleep(10 * time.Millisecond)
+	time.Sleep(10 * time.Millisecond) // real elapsed time: a deadline computed anew would move
 	if again := l.WaitDeadline(ctx); !again.Equal(first) {
 		t.Errorf("second wait ends %v, want the first's %v", again, first)
 	}

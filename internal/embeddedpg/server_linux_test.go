@@ -23,7 +23,7 @@ func TestServerDiesWithParent(t *testing.T) {
 			os.Exit(1)
 		}
 		fmt.Println(s.proc.Pid)
-		time.Sleep(time.Minute) // until killed
+		time.Sleep(time.Minute) // a child process that waits to be killed
 		return
 	}
 	binDir(t) // skips without binaries
@@ -45,7 +45,7 @@ func TestServerDiesWithParent(t *testing.T) {
 	}
 	_ = helper.Process.Kill()
 	_ = helper.Wait()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) { // a bounded wait
 		if !running(pid) {
 			return
 		}

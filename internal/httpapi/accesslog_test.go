@@ -6,6 +6,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -96,11 +97,15 @@ func serveLogged(t *testing.T, handler func(io.Writer) slog.Handler, accessLog b
 		sizes = append(sizes, len(body))
 		// The line is written when the handler returns, which may be just after the client has
 		// read the answer.
-		all := buf.Lines()
-		for deadline := time.Now().Add(5 * time.Second); accessLog && len(all) == seen && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-			all = buf.Lines()
+		if accessLog {
+			testkit.Eventually(t, 5*time.Second, time.Millisecond, func() error {
+				if len(buf.Lines()) == seen {
+					return fmt.Errorf("no access log line for %s %s", c.method, c.path)
+				}
+				return nil
+			})
 		}
+		all := buf.Lines()
 		lines = append(lines, all[seen:])
 		seen = len(all)
 	}

@@ -6,9 +6,11 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/testkit"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -181,6 +183,7 @@ func TestAdminDeleteQueueDuringPushes(t *testing.T) {
 	b := admSetup(t, testserver.Options{})
 	const pushers, rounds, partitions = 6, 40, 12
 	var wg sync.WaitGroup
+	var pushed atomic.Int64 // pushes answered
 	errs := make(chan error, pushers*rounds+rounds)
 	for w := range pushers {
 		wg.Add(1)
@@ -195,14 +198,22 @@ func TestAdminDeleteQueueDuringPushes(t *testing.T) {
 				if code, body := admSend("POST", b.srv.URL+"/api/v1/push", obj{"items": items}); code != 201 {
 					errs <- fmt.Errorf("push: %d %s", code, body)
 				}
+				pushed.Add(1)
 			}
 		}()
 	}
 	for range rounds {
+		before := pushed.Load()
 		if code, body := admSend("DELETE", b.srv.URL+"/api/v1/resources/queues/"+url.PathEscape(b.queue), nil); code != 200 {
 			errs <- fmt.Errorf("delete: %d %s", code, body)
 		}
-		time.Sleep(20 * time.Millisecond) // let pushes recreate the queue in between
+		// A push recreates the queue before the next deletion, unless the pushers are done.
+		testkit.Eventually(t, 30*time.Second, time.Millisecond, func() error {
+			if n := pushed.Load(); n == before && n < pushers*rounds {
+				return fmt.Errorf("no push answered since the deletion (%d of %d)", n, pushers*rounds)
+			}
+			return nil
+		})
 	}
 	wg.Wait()
 	close(errs)

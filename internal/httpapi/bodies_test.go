@@ -39,6 +39,7 @@ func TestStalledUploadsHoldOnlyWhatTheySent(t *testing.T) {
 	// The broker reads the ten bytes at once and then waits for the rest; sampling for a
 	// while catches whatever it allocates on their arrival.
 	var peak uint64
+	// (Real elapsed time, not an ordering: a sampling window.)
 	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		runtime.ReadMemStats(&ms)
 		peak = max(peak, ms.HeapInuse)

@@ -2,12 +2,15 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 func TestBodyBudgetAcquireRelease(t *testing.T) {
@@ -254,10 +257,10 @@ func waiting(b *bodyBudget) int {
 // waitFor polls cond until it holds, failing after a generous bound.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatal("condition never held")
+	testkit.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+		if !cond() {
+			return errors.New("condition never held")
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }

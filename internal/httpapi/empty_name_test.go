@@ -1,6 +1,6 @@
 package httpapi_test
 
-// The empty queue name (issue 24, item 4; docs/api/README.md §2.9 "Empty names";
+// The empty queue name (docs/api/README.md §2.9 "Empty names";
 // docs/api/transaction.md §9 claim 54). A queue named "" could be created by a push, a
 // configure or a transaction, and then no route could reach it: a path segment cannot be
 // empty, so its detail, pop, clear and delete all answered 404 and the dashboard showed a

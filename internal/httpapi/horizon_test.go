@@ -24,7 +24,7 @@ func TestHeldHorizonShowsOnMetricsAndPostgresStats(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	pgtest.HoldSnapshot(t, conn, "")
-	time.Sleep(1200 * time.Millisecond)
+	time.Sleep(1200 * time.Millisecond) // real elapsed time, not an ordering: the snapshot ages past 1 s
 
 	mfs := scrape(t, b.srv.URL)
 	if v, ok := sample(mfs, "queen_db_oldest_xmin_age_seconds"); !ok || v < 1 {

@@ -1,8 +1,8 @@
 package httpapi_test
 
-// Hostile inputs against a real broker (docs/api/README.md §2.9, issue "Hostile clients and a sick
-// database"): every case answers its exact status and body, and no request content may
-// produce a 5xx. Each of the issue's ten 500s is a case here, with its kin: every integer
+// Hostile inputs against a real broker (docs/api/README.md §2.9): every case answers its exact
+// status and body, and no request content may produce a 5xx. Each of the ten inputs once
+// answered 500 is a case here, with its kin: every integer
 // query parameter at 2^31, 2^63-1, 2^64, -1 and "abc"; %FF in every path and query
 // parameter; invalid UTF-8 bodies on every POST route; 256-character names in body, path and
 // query; U+0000 in names.

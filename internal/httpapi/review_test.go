@@ -2,12 +2,14 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/testkit"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -34,7 +36,7 @@ func TestReviewStaleDrainedPairKeepsWork(t *testing.T) {
 		t.Fatal("b is drained")
 	}
 	b.push("a", obj{"transactionId": "a1", "payload": 1})
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // real elapsed time: b2's id dates a later millisecond than a1's
 	b.push("b", obj{"transactionId": "b2", "payload": 1})
 	if p, ok = b.pop(popB); !ok {
 		t.Fatal("no message on b")
@@ -62,20 +64,17 @@ func TestReviewStaleDrainedPairKeepsWork(t *testing.T) {
 		}
 		done <- resp.StatusCode
 	}()
-	for i := 0; ; i++ {
+	testkit.Eventually(t, 10*time.Second, 10*time.Millisecond, func() error {
 		var n int
 		if err := stateDB(t).QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted
 			AND locktype = 'transactionid' AND transactionid::text = $1`, xid).Scan(&n); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if n > 0 {
-			break
+		if n == 0 {
+			return errors.New("the pop does not wait on A")
 		}
-		if i > 500 {
-			t.Fatal("the pop never waited on A")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	// Meanwhile the group's cursors go: still registered, it restarts from the first message.
 	if code, body := b.do("DELETE", "/api/v1/consumer-groups/"+url.PathEscape(group)+"/queues/"+url.PathEscape(b.queue)+"?deleteMetadata=false", nil); code != http.StatusOK {
 		t.Fatalf("delete group: %d %s", code, body)

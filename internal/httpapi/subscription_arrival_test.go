@@ -12,7 +12,9 @@ import (
 // attempt that finds the queue; "new" still means after the pop arrived, so the message that
 // created the queue (and woke the pop) is delivered, not skipped.
 func TestSubscriptionNewParkedBeforeQueueExists(t *testing.T) {
-	b := setup(t, testserver.Options{})
+	// The fallback poll is an hour away and the pop's own deadline a minute: an answer within
+	// 10 s came from the push's wake-up, not from the attempt a pop makes at its deadline.
+	b := setup(t, testserver.Options{PollInitial: time.Hour, PollMax: time.Hour})
 	type answer struct {
 		code int
 		body []byte
@@ -20,12 +22,17 @@ func TestSubscriptionNewParkedBeforeQueueExists(t *testing.T) {
 	got := make(chan answer, 1)
 	go func() {
 		code, body := doURL(t, "GET", b.srv.URL+"/api/v1/pop/queue/"+b.queue+
-			"?consumerGroup=g&subscriptionMode=new&wait=true&timeout=5000", nil)
+			"?consumerGroup=g&subscriptionMode=new&wait=true&timeout=60000", nil)
 		got <- answer{code, body}
 	}()
-	time.Sleep(200 * time.Millisecond) // let the pop park
+	lpWaitIdle(t, b.srv, 1) // its first attempt found no queue
 	b.push("", obj{"payload": obj{"n": 1}, "transactionId": "first"})
-	a := <-got
+	var a answer
+	select {
+	case a = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the parked pop was not woken by the push that created its queue")
+	}
 	if a.code != http.StatusOK {
 		t.Fatalf("parked pop: %d %s", a.code, a.body)
 	}

@@ -299,12 +299,7 @@ func (b *bundle) txnParkedPop(path string) <-chan [2]any {
 		raw, _ := io.ReadAll(resp.Body)
 		done <- [2]any{resp.StatusCode, raw}
 	}()
-	for deadline := time.Now().Add(5 * time.Second); b.srv.Broker.Hub().Parked() == parked; {
-		if time.Now().After(deadline) {
-			b.t.Fatal("the pop never parked")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	lpWaitParked(b.t, b.srv, parked+1)
 	return done
 }
 

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-go/queen/internal/testkit"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -199,7 +200,7 @@ func TestTxnConcurrentAcksAndPushesOverlappingPartitions(t *testing.T) {
 					return
 				}
 				if len(p.Messages) == 0 {
-					time.Sleep(2 * time.Millisecond)
+					time.Sleep(2 * time.Millisecond) // a consumer's poll interval, not an ordering
 					continue
 				}
 				ops := slices.Clone(txnReversed(anchors, rev))
@@ -396,11 +397,14 @@ func TestTxnPipelineExactlyOnceInOrder(t *testing.T) {
 		}
 	}
 	total := len(parts) * perPartition
-	deadline := time.Now().Add(45 * time.Second)
-	for len(txnMessages(t, queues[3])) < total && time.Now().Before(deadline) && !t.Failed() {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond) // let late duplicates show up, if any would
+	testkit.Eventually(t, 45*time.Second, 50*time.Millisecond, func() error {
+		if n := len(txnMessages(t, queues[3])); n < total && !t.Failed() {
+			return fmt.Errorf("%d of %d messages in the final queue", n, total)
+		}
+		return nil
+	})
+	// Real elapsed time, not an ordering: late duplicates, if any would come, show up meanwhile.
+	time.Sleep(200 * time.Millisecond)
 	cancel()
 	wg.Wait()
 	if t.Failed() {

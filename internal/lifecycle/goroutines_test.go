@@ -32,6 +32,8 @@ var goStatements = map[string][]string{
 	// Test clusters (standbys, poolers): a command's Wait beside its deadline (run), and a
 	// server started on a locked OS thread as above (launch); each ends when its child exits.
 	"internal/pgcluster/pgcluster.go": {"run", "launch"},
+	// A crash's pg_ctl stop, run beside the wait that kills a stalled walsender; Crash waits for it.
+	"internal/pgcluster/cluster.go": {"Cluster.Crash"},
 	// queen import-queen, a command rather than a part of the broker: its progress line, ended
 	// by the run's stop; the source's COPY TO feeding the target's COPY FROM, waited for by pipe.
 	"internal/importer/report.go": {"startProgress"},

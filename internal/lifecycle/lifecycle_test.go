@@ -3,12 +3,14 @@ package lifecycle_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/queen-go/queen/internal/lifecycle"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 // ticker is a minimal part: one goroutine counting until stopped.
@@ -54,9 +56,12 @@ func TestStartStop(t *testing.T) {
 	if !closed(started) || closed(stopped) || !p.Running() {
 		t.Fatal("after Start: want started, running, not stopped")
 	}
-	for p.ticks.Load() < 3 {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+		if n := p.ticks.Load(); n < 3 {
+			return fmt.Errorf("%d ticks, want 3", n)
+		}
+		return nil
+	})
 	p.Stop()
 	if !closed(stopped) || p.Running() || p.exited.Load() != 1 {
 		t.Fatalf("after Stop: stopped=%v running=%v exited=%d", closed(stopped), p.Running(), p.exited.Load())

@@ -23,7 +23,7 @@ const (
 	// row) is paid for by the versions it removes. 2,500 and 5 held pops at 94–99 % of their
 	// free speed after two minutes of a held horizon; 5,000 and 10 at 71–75 %, 20,000 and 40 at
 	// 67 % (fewer rewrites, longer chains), 1,000 and 4 at 64 % (the rewrites' own churn of the
-	// catalog; bench/README.md, "Steady under a pinned horizon").
+	// catalog; bench/HISTORY.md, "Steady under a pinned horizon").
 	compactMinDead     = 2500
 	compactDeadPerLive = 5
 	// compactLockTimeout bounds the wait for a set's exclusive locks: every request touching

@@ -106,7 +106,7 @@ func TestConcurrentRunnersNeverOverlap(t *testing.T) {
 					if running.Add(1) > 1 {
 						overlaps.Add(1)
 					}
-					time.Sleep(2 * time.Millisecond)
+					time.Sleep(2 * time.Millisecond) // real elapsed time inside the lock, so leaders could overlap
 					running.Add(-1)
 					return nil
 				})
@@ -161,7 +161,7 @@ func TestStartStopReleasesLocks(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("jobs did not all run: %+v", states)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // a poll interval of a bounded wait
 	}
 	b.runners[0].Stop()
 	for j, st := range b.runners[0].States() {

@@ -91,7 +91,7 @@ func TestCheckHorizonWarnsOncePerHeldSnapshot(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	pid, tx := pgtest.HoldSnapshot(t, conn, "")
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // real elapsed time, not an ordering: the snapshot ages
 
 	c.CheckHorizon(ctx)
 	c.CheckHorizon(ctx)

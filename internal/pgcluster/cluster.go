@@ -55,6 +55,8 @@ type Cluster struct {
 	bin  string
 	acct *account
 	proc *process
+
+	stalled []int // walsenders stopped by StallReplication
 }
 
 // defaults are the settings of every cluster: small, quick, replication-ready, and otherwise
@@ -336,13 +338,25 @@ func (c *Cluster) SetSynchronous(ctx context.Context, standbys ...*Cluster) erro
 
 // Crash stops the server with an immediate shutdown (pg_ctl stop -m immediate): no
 // checkpoint, clients cut off mid-transaction, what a crash of the postmaster looks like to
-// them. The directory stays, so Start can bring the server back for crash-recovery tests.
+// them. A walsender stopped by StallReplication is killed once the shutdown's SIGQUIT reaches
+// it, before it sends anything more. The directory stays, so Start can bring the server back
+// for crash-recovery tests.
 func (c *Cluster) Crash() error {
 	if c.proc == nil || c.proc.exited() {
 		return fmt.Errorf("pgcluster: %s is not running", c.Name)
 	}
-	if err := run(c.acct, c.dir, commandTimeout, filepath.Join(c.bin, "pg_ctl"), "stop", "-D", c.DataDir, "-m", "immediate", "-w"); err != nil {
+	stopped := make(chan error, 1)
+	shutdownDone := make(chan struct{})
+	go func() {
+		stopped <- run(c.acct, c.dir, commandTimeout, filepath.Join(c.bin, "pg_ctl"), "stop", "-D", c.DataDir, "-m", "immediate", "-w")
+		close(shutdownDone)
+	}()
+	errStalled := c.endStalled(shutdownDone)
+	if err := <-stopped; err != nil {
 		return fmt.Errorf("pgcluster: %w", err)
+	}
+	if errStalled != nil {
+		return errStalled
 	}
 	if err := c.proc.wait(stopTimeout); err != nil {
 		return fmt.Errorf("pgcluster: crash %s: %w", c.Name, err)
@@ -382,6 +396,7 @@ func (c *Cluster) waitPrimary(ctx context.Context) error {
 // Stop shuts the server down (fast shutdown, SIGKILL if it hangs) and removes its directory.
 // It may be called more than once, and after Crash.
 func (c *Cluster) Stop() {
+	c.resumeStalled()
 	if c.proc != nil {
 		c.proc.signal(syscall.SIGINT, stopTimeout)
 	}

@@ -37,6 +37,7 @@ func TestGracefulStopMidBatchLosesNothingAndAcksOnce(t *testing.T) {
 	err := q.Consume(ctx, func(hctx context.Context, m *queen.Message) error {
 		if first.add(t, m) == 2 {
 			stop() // the operator hits Ctrl-C while message 2 is in hand
+			// Real elapsed time, not an ordering: the handler keeps working after the stop.
 			time.Sleep(200 * time.Millisecond)
 			if hctx.Err() != nil {
 				t.Error("the handler's context was cancelled by the stop request")
@@ -127,7 +128,7 @@ func TestConsumeConcurrencyKeepsPartitionOrder(t *testing.T) {
 			}
 		}
 		s.add(t, m)
-		time.Sleep(30 * time.Millisecond)
+		time.Sleep(30 * time.Millisecond) // a handler's work, so handlers overlap; not an ordering
 		running.Add(-1)
 		return nil
 	}, queen.ConsumeOptions{Concurrency: 4, BatchSize: 2, Limit: 20, OnError: failOnError(t)})

@@ -168,7 +168,7 @@ func TestConsumerSurvivesLeaseLongerThanLeaseTime(t *testing.T) {
 	}
 	// The ack succeeded (OnError saw nothing) and the message is consumed: it does not come
 	// back once the lease time has passed again.
-	time.Sleep(1200 * time.Millisecond)
+	time.Sleep(1200 * time.Millisecond) // real elapsed time, not an ordering: the lease time passes
 	if b, err := rival.Queue(q.Name()).Pop(ctx, queen.PopOptions{}); err != nil || !b.Empty() {
 		t.Fatalf("redelivered after the ack: %v %+v", err, b)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	queen "github.com/queen-go/queen/client"
+	"github.com/queen-go/queen/internal/testkit"
+	"github.com/queen-go/queen/internal/testserver"
 )
 
 func TestPopBatchAndAckOutcomes(t *testing.T) {
@@ -135,7 +137,7 @@ func TestExtendLease(t *testing.T) {
 		t.Fatalf("released lease: %+v", res)
 	}
 	b, _ = q.Pop(ctx, queen.PopOptions{Wait: wait})
-	time.Sleep(1200 * time.Millisecond) // leaseTime is 1 s
+	time.Sleep(1200 * time.Millisecond) // real elapsed time, not an ordering: the 1 s lease runs out
 	if res, _ := c.ExtendLease(ctx, b.LeaseID, time.Minute); res.Status != queen.LeaseExpired || !res.ExpiresAt.IsZero() {
 		t.Fatalf("expired lease: %+v", res)
 	}
@@ -146,23 +148,40 @@ func TestExtendLease(t *testing.T) {
 
 func TestPopLongPollWakesOnPush(t *testing.T) {
 	t.Parallel()
-	c := newClient(t)
+	// A broker of its own, whose fallback poll is an hour away, and a pop whose own deadline is
+	// a minute away: an answer within 10 s came from the push's wake-up, not from the attempt a
+	// pop makes at its deadline.
+	srv := testserver.Start(t, testDSN, testserver.Options{PollInitial: time.Hour, PollMax: time.Hour})
+	c, err := queen.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := testCtx(t)
 	q := c.Queue(queueName(t))
+	popped := make(chan error, 1)
+	var b *queen.Batch
 	go func() {
-		time.Sleep(300 * time.Millisecond)
-		mustPush(t, q, map[string]int{"n": 1})
+		var err error
+		b, err = q.Pop(ctx, queen.PopOptions{Wait: time.Minute})
+		popped <- err
 	}()
-	start := time.Now()
-	b, err := q.Pop(ctx, queen.PopOptions{Wait: 10 * time.Second})
-	if err != nil || len(b.Messages) != 1 {
-		t.Fatalf("long poll: %v %+v", err, b)
-	}
-	if time.Since(start) > 5*time.Second {
-		t.Fatalf("long poll took %s", time.Since(start))
+	testkit.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+		if srv.Broker.Hub().Idle() != 1 {
+			return errors.New("the pop has not parked after an empty first attempt")
+		}
+		return nil
+	})
+	mustPush(t, q, map[string]int{"n": 1})
+	select {
+	case err := <-popped:
+		if err != nil || len(b.Messages) != 1 {
+			t.Fatalf("long poll: %v %+v", err, b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the parked pop was not woken by the push")
 	}
 	// A long poll that finds nothing answers empty at its deadline.
-	start = time.Now()
+	start := time.Now()
 	b, err = q.Pop(ctx, queen.PopOptions{Wait: 300 * time.Millisecond})
 	if err != nil || !b.Empty() || time.Since(start) < 250*time.Millisecond {
 		t.Fatalf("empty long poll: %v %+v after %s", err, b, time.Since(start))

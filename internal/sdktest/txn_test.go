@@ -140,7 +140,7 @@ func TestTransactionRollbacksAreTyped(t *testing.T) {
 	beyond := *m
 	beyond.TransactionID = pushed[2].TransactionID
 	check("beyond batch", c.Transaction().Ack(&beyond, queen.AckCompleted), queen.ErrBeyondBatch, "QBATCH", false)
-	time.Sleep(1200 * time.Millisecond) // the 1 s lease runs out
+	time.Sleep(1200 * time.Millisecond) // real elapsed time, not an ordering: the 1 s lease runs out
 	check("expired lease", c.Transaction().Ack(m, queen.AckCompleted), queen.ErrLeaseLost, "QLEASE", false)
 
 	if _, err := c.Transaction().Commit(ctx); err == nil {

@@ -136,7 +136,7 @@ func TestDrainerWaitsForReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Stop()
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // real elapsed time for a negative check: nothing may be written
 	if got := db.snapshot(); len(got) != 0 {
 		t.Fatalf("written while not ready: %v", got)
 	}

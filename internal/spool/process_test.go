@@ -100,7 +100,7 @@ func helperAppend(dir string) {
 			return
 		}
 		if len(b.Records) == 0 {
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // a reader's poll interval, not an ordering
 			continue
 		}
 		if err := s.Commit(b); err != nil {
@@ -167,7 +167,7 @@ func TestCrashKeepsEveryAcknowledgedRecord(t *testing.T) {
 		case <-read:
 		case <-time.After(20 * time.Second):
 		}
-		time.Sleep(time.Duration(20+rand.IntN(150)) * time.Millisecond)
+		time.Sleep(time.Duration(20+rand.IntN(150)) * time.Millisecond) // a random kill point, on purpose
 		cmd.Process.Signal(syscall.SIGKILL)
 		<-read
 		cmd.Wait()

@@ -89,7 +89,7 @@ func TestCompactHotSetLeavesATableAnotherSessionHoldsAlone(t *testing.T) {
 	if c, err := b.s.CompactHotSet(b.ctx, "partition_heads", 20*time.Millisecond, time.Minute); err != nil || c.Outcome != CompactDone {
 		t.Fatalf("compact a free table: %+v, %v; want %s", c, err, CompactDone)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // real elapsed time, not an ordering
 	sets, err := b.s.HotSetStates(b.ctx)
 	if err != nil {
 		t.Fatal(err)

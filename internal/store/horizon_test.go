@@ -29,7 +29,7 @@ func TestXminHorizonReportsAHeldSnapshot(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	pid, tx := pgtest.HoldSnapshot(t, conn, "")
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // real elapsed time, not an ordering
 
 	h, err := s.XminHorizon(ctx)
 	if err != nil {

@@ -83,6 +83,10 @@ func failCall(s *Store) error {
 	return err
 }
 
+// The tracker's tests run in synctest bubbles: their time.Sleep calls advance the bubble's
+// clock to the tracker's next probe (no real time passes), and synctest.Wait lets the probe
+// goroutines finish before the test looks.
+
 // One failed probe answers its call unavailable and starts no outage; the probe is repeated
 // every probeConfirm, and an outage begins only when outageFailures probes in a row failed. A
 // success in between starts the count over. The outage is logged once when it begins and once

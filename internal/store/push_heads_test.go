@@ -13,7 +13,7 @@ import (
 // of items: a call of 1,000 items spread over 450 partitions scans the heads' primary key at most
 // twice per partition. The batch push once probed it once per item with the whole list of the call's
 // partitions in the index condition, one descent per listed partition each: quadratic, and
-// spread pushes ran at half their speed (bench/README.md). PostgreSQL's own counter of index
+// spread pushes ran at half their speed (bench/HISTORY.md). PostgreSQL's own counter of index
 // scans (pg_stat_user_indexes.idx_scan) tells the two apart.
 func TestPushReadsEachPartitionHeadOnce(t *testing.T) {
 	t.Parallel()

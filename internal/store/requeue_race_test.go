@@ -77,7 +77,7 @@ func TestRequeueConcurrentInvariants(t *testing.T) {
 				return
 			}
 			if len(msgs) == 0 {
-				time.Sleep(time.Millisecond)
+				time.Sleep(time.Millisecond) // a consumer's poll interval, not an ordering
 				continue
 			}
 			items := make([]mq.AckItem, len(msgs))
@@ -143,7 +143,7 @@ func TestRequeueConcurrentInvariants(t *testing.T) {
 				fail(err)
 				return
 			}
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(2 * time.Millisecond) // the requeuer's pace, not an ordering
 		}
 	}
 
@@ -163,7 +163,7 @@ func TestRequeueConcurrentInvariants(t *testing.T) {
 		if complete || stop {
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // a poll interval of a bounded wait
 	}
 	close(done)
 	wg.Wait()

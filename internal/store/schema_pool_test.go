@@ -1,6 +1,6 @@
 package store
 
-// A pool of migrated schemas for the conformance suite (issue 25; the pattern of River's
+// A pool of migrated schemas for the conformance suite (the pattern of River's
 // riverdbtest). Migrating a schema costs 0.5–1.3 s, the test that uses it often a few
 // milliseconds, so setup hands out a schema that an earlier test used and that was reset when
 // that test ended, and migrates a new one only when every pooled schema is in use (so the pool

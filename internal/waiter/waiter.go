@@ -59,6 +59,7 @@ type Waiter struct {
 	filter Filter
 	hub    *Hub
 	seq    uint64 // arrival order
+	idle   bool   // between attempts, waiting for a wake-up (Idle); guarded by hub.mu
 }
 
 // Park registers a waiter. Register before the attempt that may find nothing, so a write
@@ -120,6 +121,33 @@ func (h *Hub) Parked() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.waiters)
+}
+
+// Idle marks the waiter as between attempts, waiting for a wake-up, until the returned
+// function is called. A write made while a pop is idle can reach it only as a wake-up, which
+// is what the long-poll tests wait for (Idle counts).
+func (w *Waiter) Idle() (busy func()) {
+	w.set(true)
+	return func() { w.set(false) }
+}
+
+func (w *Waiter) set(idle bool) {
+	w.hub.mu.Lock()
+	w.idle = idle
+	w.hub.mu.Unlock()
+}
+
+// Idle is the number of waiters between attempts, waiting for a wake-up.
+func (h *Hub) Idle() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for w := range h.waiters {
+		if w.idle {
+			n++
+		}
+	}
+	return n
 }
 
 // Close tells every parked pop, now and later, to answer at once (shutdown).

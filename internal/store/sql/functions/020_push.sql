@@ -50,7 +50,7 @@ CREATE TYPE qg_push_plan AS (
 --
 -- One item goes to qg_push_one, more to qg_push_set: the same decisions, but a set-based
 -- statement pays its executor start-up (windows, CTEs) in full for one item, which made the
--- pipeline stage's one push cost about 1 ms of backend CPU (bench/README.md, session 5).
+-- pipeline stage's one push cost about 1 ms of backend CPU (bench/HISTORY.md, 2026-12-02).
 -- Calls of fewer than 100 items run qg_push_set under generic plans (qg_push_set_generic,
 -- 155_push_set_generic.sql), larger ones under custom plans.
 CREATE OR REPLACE FUNCTION qg_push_items(
@@ -181,8 +181,8 @@ BEGIN
     -- older snapshot (EvalPlanQual), and for the one bulk statement each re-check evaluates
     -- `= ANY (p_pids)` anew, so a 1,000-item call over 450 partitions that waited cost
     -- 140 ms of CPU instead of 66; one statement per row re-checks one row, and the rows
-    -- after the wait are read with a fresh snapshot (bench/README.md, spread pushes,
-    -- session 4). The failed NOWAIT attempt is rolled back, locks and all (its own
+    -- after the wait are read with a fresh snapshot (bench/HISTORY.md, "Spread pushes and the
+    -- lock convoy"). The failed NOWAIT attempt is rolled back, locks and all (its own
     -- subtransaction).
     BEGIN
         PERFORM 1 FROM partitions p WHERE p.id = ANY (p_pids) ORDER BY p.id FOR NO KEY UPDATE NOWAIT;

@@ -5,7 +5,8 @@
 -- VOLATILE, not STABLE: a STABLE function reads with its caller's snapshot, taken before this
 -- function first locks partition_heads, and a hot-set rewrite (qg_compact_hot, TRUNCATE and
 -- copy) that commits in between leaves that snapshot an empty table: the cursor would be NULL.
--- A volatile one takes its snapshot after the lock (docs/decisions.md, the rewrite's limits).
+-- A volatile one takes its snapshot after the lock (docs/decisions.md, "Reads of hot
+-- tables and the rewrite's TRUNCATE").
 CREATE OR REPLACE FUNCTION qg_initial_cursor(
     p_partition_id uuid, p_mode text, p_ts timestamptz, p_at_registration boolean)
 RETURNS bigint LANGUAGE sql VOLATILE AS $$

@@ -3,7 +3,7 @@
 -- and the work index gains and loses a pair per message. While some session keeps an old
 -- snapshot open, neither VACUUM nor page pruning may remove the versions those writes leave
 -- behind, and every later lookup of a row walks all of its versions: after two minutes, pops
--- and pushes ran at a tenth and a quarter of their speed (bench/README.md). A rewrite removes
+-- and pushes ran at a tenth and a quarter of their speed (bench/HISTORY.md). A rewrite removes
 -- them anyway: the live rows are read, the tables truncated and the rows written back, in one
 -- transaction under an exclusive lock (TRUNCATE gives the tables new files, so nothing of the
 -- old versions is left to walk). Each set is the tables one TRUNCATE must take together

@@ -5,7 +5,7 @@
 -- walking ever more dead entries until autovacuum came. A push spread over 500 partitions
 -- measured 5 % HOT updates, 20,000 dead versions for 500 rows after ten seconds, 17 buffers
 -- per primary-key lookup and 40-75 ms for the 500-row update of a 1,000-item call, against
--- under 1 ms for the same call over 10 partitions (bench/README.md, spread pushes). With
--- pages a tenth full, updates stay on their page and page pruning reclaims the old versions
--- without vacuum. Existing rows move to such pages as they are next updated off a full page.
+-- under 1 ms for the same call over 10 partitions (bench/HISTORY.md, "Spread pushes and the
+-- lock convoy"). With pages a tenth full, updates stay on their page and page pruning
+-- reclaims the old versions without vacuum. Existing rows move to such pages as they are next updated off a full page.
 ALTER TABLE partitions SET (fillfactor = 10);
