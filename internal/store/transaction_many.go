@@ -65,8 +65,7 @@ func (s *Store) Transactions(ctx context.Context, calls []TxnCall) ([]TxnCallRes
 	}
 	for _, c := range calls[1:] {
 		if c.Tenant != calls[0].Tenant {
-			// The call runs in one tenant's scope, where the pushes' names resolve.
-			return nil, fmt.Errorf("transactions: requests of tenants %q and %q in one call", calls[0].Tenant, c.Tenant)
+			return s.transactionsPerTenant(ctx, calls)
 		}
 	}
 	ctx = tenant.With(ctx, calls[0].Tenant)
@@ -173,3 +172,36 @@ type txnManyRow struct {
 }
 
 var txnManyRows = readQuery[txnManyRow]{sqlTransactionMany}
+
+// transactionsPerTenant runs a call holding requests of several tenants (the broker's merger
+// never sends one) as one call per tenant, in order of first appearance: a call runs in one
+// tenant's scope, where the pushes' names resolve. Each request's outcome is still the one it
+// would have alone; a tenant's call that fails as a whole fails its requests only, since the
+// calls before it may have committed.
+func (s *Store) transactionsPerTenant(ctx context.Context, calls []TxnCall) ([]TxnCallResult, error) {
+	var order []string
+	groups := map[string][]int{}
+	for i, c := range calls {
+		if _, seen := groups[c.Tenant]; !seen {
+			order = append(order, c.Tenant)
+		}
+		groups[c.Tenant] = append(groups[c.Tenant], i)
+	}
+	out := make([]TxnCallResult, len(calls))
+	for _, t := range order {
+		idx := groups[t]
+		sub := make([]TxnCall, len(idx))
+		for j, i := range idx {
+			sub[j] = calls[i]
+		}
+		res, err := s.Transactions(ctx, sub)
+		for j, i := range idx {
+			if err != nil {
+				out[i] = TxnCallResult{Err: txnError(err)}
+			} else {
+				out[i] = res[j]
+			}
+		}
+	}
+	return out, nil
+}
