@@ -18,9 +18,9 @@ import (
 // DataPath is what the read side's writes need of the data path (*broker.Broker).
 type DataPath interface {
 	// WakeQueues wakes this instance's parked pops of queues.
-	WakeQueues(queues ...string)
+	WakeQueues(ctx context.Context, queues ...string)
 	// ForgetQueue drops the broker's cached state of a deleted queue.
-	ForgetQueue(name string)
+	ForgetQueue(ctx context.Context, name string)
 }
 
 // storeReads are the reads the read side answers exactly as the store does: no payload to

@@ -45,13 +45,13 @@ type dataPath struct {
 	forgot []string
 }
 
-func (d *dataPath) WakeQueues(queues ...string) {
+func (d *dataPath) WakeQueues(_ context.Context, queues ...string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.woken = append(d.woken, queues...)
 }
 
-func (d *dataPath) ForgetQueue(name string) {
+func (d *dataPath) ForgetQueue(_ context.Context, name string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.forgot = append(d.forgot, name)

@@ -44,7 +44,7 @@ func (a *Admin) ClearQueue(ctx context.Context, queue, partition string) (res mq
 	run := newID()
 	defer func() {
 		if res.MessagesDeleted > 0 {
-			a.data.WakeQueues(queue) // leases were dropped: their pairs are deliverable again
+			a.data.WakeQueues(ctx, queue) // leases were dropped: their pairs are deliverable again
 			a.log.Info("queue cleared", "queue", queue, "partition", partition, "run", run,
 				"removed", res.MessagesDeleted, "unconsumed", res.UnconsumedDeleted, "complete", res.Complete)
 		}

@@ -43,7 +43,7 @@ func (a *Admin) ConsumerGroupPairs(ctx context.Context, group, queue string, p m
 // with metadata its subscriptions; it returns the cursors removed.
 func (a *Admin) DeleteConsumerGroup(ctx context.Context, group, queue string, metadata bool) (int, error) {
 	n, queues, err := a.store.DeleteConsumerGroup(ctx, group, queue, metadata)
-	a.data.WakeQueues(queues...)
+	a.data.WakeQueues(ctx, queues...)
 	return n, err
 }
 
@@ -51,7 +51,7 @@ func (a *Admin) DeleteConsumerGroup(ctx context.Context, group, queue string, me
 // registered on; it returns the registrations changed.
 func (a *Admin) SetSubscriptionTimestamp(ctx context.Context, group string, ts time.Time) (int, error) {
 	n, queues, err := a.store.SetSubscriptionTimestamp(ctx, group, ts)
-	a.data.WakeQueues(queues...)
+	a.data.WakeQueues(ctx, queues...)
 	return n, err
 }
 
@@ -60,7 +60,7 @@ func (a *Admin) SetSubscriptionTimestamp(ctx context.Context, group string, ts t
 func (a *Admin) SeekQueue(ctx context.Context, group, queue string, ts *time.Time) (updated int, found bool, err error) {
 	updated, found, err = a.store.SeekQueue(ctx, group, queue, ts)
 	if found {
-		a.data.WakeQueues(queue)
+		a.data.WakeQueues(ctx, queue)
 	}
 	return updated, found, err
 }
@@ -70,7 +70,7 @@ func (a *Admin) SeekQueue(ctx context.Context, group, queue string, ts *time.Tim
 func (a *Admin) SeekPartition(ctx context.Context, group, queue, partition string) (movedTo *string, found bool, err error) {
 	movedTo, found, err = a.store.SeekPartition(ctx, group, queue, partition)
 	if found {
-		a.data.WakeQueues(queue)
+		a.data.WakeQueues(ctx, queue)
 	}
 	return movedTo, found, err
 }

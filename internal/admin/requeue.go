@@ -34,7 +34,7 @@ func (a *Admin) RequeueDLQ(ctx context.Context, req mq.DLQRequeueRequest) (mq.DL
 		res.Skipped = []mq.DLQSkip{}
 	}
 	if len(res.Queues) > 0 {
-		a.data.WakeQueues(res.Queues...)
+		a.data.WakeQueues(ctx, res.Queues...)
 	}
 	return res, nil
 }
@@ -175,7 +175,7 @@ func (a *Admin) RetryMessage(ctx context.Context, partitionID, transactionID, gr
 	}
 	for _, g := range out {
 		if g.Action != mq.ActionSkipped && g.Action != mq.ActionAlreadyRequeued {
-			a.data.WakeQueues(queue)
+			a.data.WakeQueues(ctx, queue)
 			break
 		}
 	}

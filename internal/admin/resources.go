@@ -37,6 +37,6 @@ func bounded(p mq.Page) mq.Page {
 // later starts unencrypted.
 func (a *Admin) DeleteQueue(ctx context.Context, name string) (existed bool, err error) {
 	existed, err = a.store.DeleteQueue(ctx, name)
-	a.data.ForgetQueue(name)
+	a.data.ForgetQueue(ctx, name)
 	return existed, err
 }

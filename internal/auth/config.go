@@ -29,6 +29,10 @@ type Config struct {
 	RoleAdmin       string
 	RoleReadWrite   string
 	RoleReadOnly    string
+	// TenantClaim names the claim carrying the caller's tenant (docs/api/concepts.md §14).
+	TenantClaim string
+	// RoleOperator is the role that sees every tenant on the read routes.
+	RoleOperator string
 
 	// SkipPaths bypass authentication: exact matches, and an entry ending in
 	// "/" (other than "/" itself) matches every path below it.
@@ -50,6 +54,7 @@ func FromConfig(c config.Config) Config {
 		JWKSRefreshInterval: c.JWTJWKSRefreshInterval, JWKSTimeout: c.JWTJWKSTimeout,
 		RolesClaim: c.JWTRolesClaim, RolesArrayClaim: c.JWTRolesArrayClaim,
 		RoleAdmin: c.JWTRoleAdmin, RoleReadWrite: c.JWTRoleReadWrite, RoleReadOnly: c.JWTRoleReadOnly,
+		TenantClaim: c.JWTTenantClaim, RoleOperator: c.JWTRoleOperator,
 		SkipPaths: c.JWTSkipPaths,
 	}
 }
@@ -67,6 +72,8 @@ func (c Config) withDefaults() Config {
 	def(&c.RoleAdmin, "admin")
 	def(&c.RoleReadWrite, "read-write")
 	def(&c.RoleReadOnly, "read-only")
+	def(&c.TenantClaim, "tenant")
+	def(&c.RoleOperator, "operator")
 	if c.JWKSRefreshInterval <= 0 {
 		c.JWKSRefreshInterval = time.Hour
 	}

@@ -59,6 +59,9 @@ var (
 	ErrInvalidIssuer = &Error{Status: http.StatusUnauthorized, Message: "Invalid token issuer"}
 	// ErrInvalidAudience: aud does not contain the configured audience.
 	ErrInvalidAudience = &Error{Status: http.StatusUnauthorized, Message: "Invalid token audience"}
+	// ErrInvalidTenant: a genuine token whose tenant claim is present but not a tenant name
+	// (tenant.Valid). The bearer is known, so 403; never a silent default tenant.
+	ErrInvalidTenant = &Error{Status: http.StatusForbidden, Message: "Invalid tenant claim: expected 1 to 64 letters, digits, '.', '_' or '-'"}
 	// ErrJWKSUnavailable: the JWKS could not be fetched and no cached key
 	// applies. It is the broker's fault, not the client's, hence 500.
 	ErrJWKSUnavailable = &Error{Status: http.StatusInternalServerError, Message: "Failed to fetch JWKS"}

@@ -44,6 +44,12 @@ type Identity struct {
 	Roles []string
 	// Access is the highest level the roles reach.
 	Access Access
+	// Tenant is the token's tenant claim (JWT_TENANT_CLAIM), the default tenant "" without
+	// one (docs/api/concepts.md §14).
+	Tenant string
+	// Operator is set when the roles include the operator role (JWT_ROLE_OPERATOR): the token
+	// reads every tenant and writes nothing.
+	Operator bool
 	// ExpiresAt is the token's exp claim, nil without one (GET /api/v1/auth/me).
 	ExpiresAt *time.Time
 }

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // Verifier checks tokens against one configuration. It is safe for
@@ -134,7 +136,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Identity, error) {
 	if e := v.checkClaims(claims); e != nil {
 		return Identity{}, e
 	}
-	return v.identity(claims), nil
+	return v.identity(claims)
 }
 
 // classify maps a parse failure onto the §6.3 answers.
@@ -244,9 +246,19 @@ func (v *Verifier) checkClaims(c jwt.MapClaims) *Error {
 // identity reads sub and the roles. Roles are lenient about shape (either
 // claim may hold a string or an array of strings) because issuers differ,
 // but the names are compared exactly.
-func (v *Verifier) identity(c jwt.MapClaims) Identity {
+func (v *Verifier) identity(c jwt.MapClaims) (Identity, error) {
 	var id Identity
 	id.Subject, _ = c["sub"].(string)
+	if raw, present := c[v.cfg.TenantClaim]; present {
+		t, isString := raw.(string)
+		if !isString {
+			return Identity{}, ErrInvalidTenant.withCause(fmt.Errorf("claim %q is a %T", v.cfg.TenantClaim, raw))
+		}
+		if err := tenant.Valid(t); err != nil {
+			return Identity{}, ErrInvalidTenant.withCause(err)
+		}
+		id.Tenant = t
+	}
 	if exp, err := c.GetExpirationTime(); err == nil && exp != nil {
 		t := exp.UTC()
 		id.ExpiresAt = &t
@@ -272,10 +284,13 @@ func (v *Verifier) identity(c jwt.MapClaims) Identity {
 			a = AccessReadWrite
 		case v.cfg.RoleReadOnly:
 			a = AccessReadOnly
+		case v.cfg.RoleOperator:
+			a = AccessReadOnly
+			id.Operator = true
 		}
 		id.Access = max(id.Access, a)
 	}
-	return id
+	return id, nil
 }
 
 func appendRole(roles []string, r string) []string {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/tenant"
 	"github.com/queen-go/queen/internal/waiter"
 )
 
@@ -26,7 +27,7 @@ func (b *Broker) ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, e
 			rel.add(*r.Queue, canon[i].PartitionID, canon[i].Group)
 		}
 	}
-	b.wakeReleased(rel)
+	b.wakeReleased(ctx, rel)
 	return req.res, nil
 }
 
@@ -127,9 +128,10 @@ func (r *releases) add(queue, partitionID, group string) {
 
 // wakeReleased wakes one parked pop of this instance per released pair (not all of them: one
 // freed partition serves one pop) and signals the queues to the other instances.
-func (b *Broker) wakeReleased(r releases) {
+func (b *Broker) wakeReleased(ctx context.Context, r releases) {
+	t, _ := tenant.Of(ctx)
 	for q, n := range r.perQueue {
-		b.hub.Wake(waiter.Signal{Queue: q, Wake: n})
-		b.signals.add(q)
+		b.hub.Wake(waiter.Signal{Tenant: t, Queue: q, Wake: n})
+		b.signals.add(tenant.Key(t, q))
 	}
 }

@@ -107,7 +107,7 @@ func BenchmarkPartKeys(b *testing.B) {
 		b.Run(fmt.Sprintf("spread=%d", spread), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if len(partKeys(req)) != spread {
+				if len(partKeys("", req)) != spread {
 					b.Fatal("wrong partition count")
 				}
 			}

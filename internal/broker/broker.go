@@ -164,7 +164,7 @@ func (b *Broker) Stop() {
 func (b *Broker) listen(ctx context.Context) {
 	b.store.Listen(ctx, b.log, store.Listeners{
 		Signal: func(s store.QueueSignal) {
-			b.hub.Wake(waiter.Signal{Queue: s.Queue, Namespace: s.Namespace, Task: s.Task, HasLabels: true})
+			b.hub.Wake(waiter.Signal{Tenant: s.Tenant, Queue: s.Queue, Namespace: s.Namespace, Task: s.Task, HasLabels: true})
 		},
 		Maintenance: b.applyMaintenance,
 		Reconnect: func() {

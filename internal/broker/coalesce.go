@@ -17,6 +17,7 @@ import (
 	"github.com/queen-go/queen/internal/lifecycle"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // coalescer merges concurrent push requests into shared database calls, the way group commit
@@ -85,6 +86,7 @@ type pushJob struct {
 	// ctx is the request's, without its cancellation: its values (its budget, its trace) for
 	// a write of the request alone, which a client that went away must not cut short.
 	ctx       context.Context
+	tenant    string // the request's: a call carries the requests of one tenant
 	items     []store.PushRow
 	parts     []partRef // its distinct partitions
 	lane      int       // of a request on one partition: its partition's hash modulo maxInflight; else -1
@@ -142,13 +144,13 @@ func (c *coalescer) Start(ctx context.Context) error {
 
 // partRef names a partition for the scheduling of calls. A struct, not a joined string:
 // listing a spread request's partitions then allocates nothing per item.
-type partRef struct{ queue, partition string }
+type partRef struct{ tenant, queue, partition string }
 
 // partKey is the partRef of a queue's partition.
-func partKey(queue, partition string) partRef { return partRef{queue, partition} }
+func partKey(tenant, queue, partition string) partRef { return partRef{tenant, queue, partition} }
 
 // partKeys lists the distinct partitions of a request's items, in first-seen order.
-func partKeys(items []store.PushRow) []partRef {
+func partKeys(tenant string, items []store.PushRow) []partRef {
 	if len(items) == 0 {
 		return nil
 	}
@@ -161,12 +163,12 @@ func partKeys(items []store.PushRow) []partRef {
 		}
 	}
 	if same { // the usual request: one producer's batch for one partition
-		return []partRef{partKey(first.Queue, first.Partition)}
+		return []partRef{partKey(tenant, first.Queue, first.Partition)}
 	}
 	seen := make(map[partRef]struct{}, len(items))
 	var out []partRef
 	for _, it := range items {
-		k := partKey(it.Queue, it.Partition)
+		k := partKey(tenant, it.Queue, it.Partition)
 		if _, ok := seen[k]; !ok {
 			seen[k] = struct{}{}
 			out = append(out, k)
@@ -182,6 +184,8 @@ func (c *coalescer) laneOf(parts []partRef) int {
 		return -1
 	}
 	h := fnv.New32a()
+	h.Write([]byte(parts[0].tenant))
+	h.Write([]byte{0})
 	h.Write([]byte(parts[0].queue))
 	h.Write([]byte{0})
 	h.Write([]byte(parts[0].partition))
@@ -202,7 +206,8 @@ func (c *coalescer) submit(ctx context.Context, items []store.PushRow) ([]mq.Pus
 // or an outage while it is still queued.
 func (c *coalescer) await(ctx context.Context, items []store.PushRow) ([]mq.PushResult, error) {
 	c.init()
-	job := &pushJob{ctx: context.WithoutCancel(ctx), items: items, parts: partKeys(items), done: make(chan pushDone, 1),
+	name, _ := tenant.Of(ctx)
+	job := &pushJob{ctx: context.WithoutCancel(ctx), tenant: name, items: items, parts: partKeys(name, items), done: make(chan pushDone, 1),
 		waitUntil: c.waitUntil(ctx)}
 	job.lane = c.laneOf(job.parts)
 	var outage <-chan struct{}
@@ -366,6 +371,12 @@ func (c *coalescer) take() (jobs []*pushJob, lane int, more bool) {
 		if j.state.Load() != jobPending {
 			continue // withdrawn by its submitter
 		}
+		if len(jobs) > 0 && j.tenant != jobs[0].tenant {
+			// A call runs in one tenant's scope; another tenant's request shares no partition
+			// with this call's, so it waits for the next call without holding any back.
+			kept = append(kept, j)
+			continue
+		}
 		if holds(blocked, j.parts) {
 			if skipped += len(j.parts); skipped > c.maxItems {
 				// Looking further costs a map entry per partition of every request passed
@@ -456,7 +467,8 @@ func (c *coalescer) flush(jobs []*pushJob) {
 			waitUntil = j.waitUntil
 		}
 	}
-	ctx, cancel := context.WithTimeout(budget.WithWaitDeadline(context.Background(), waitUntil), c.timeout)
+	base := tenant.With(context.Background(), jobs[0].tenant) // every job of a call has its tenant (take)
+	ctx, cancel := context.WithTimeout(budget.WithWaitDeadline(base, waitUntil), c.timeout)
 	defer cancel()
 	if len(jobs) == 1 {
 		jobs[0].answer(c.writeAll(ctx, jobs[0].items))

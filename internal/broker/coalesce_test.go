@@ -174,7 +174,7 @@ func partItems(parts ...string) []store.PushRow {
 func pendingJob(parts ...string) *pushJob {
 	it := partItems(parts...)
 	// no lane: these tests are about partitions (the lane test sets lanes itself)
-	return &pushJob{items: it, parts: partKeys(it), lane: -1, done: make(chan pushDone, 1), waitUntil: time.Now().Add(time.Hour)}
+	return &pushJob{items: it, parts: partKeys("", it), lane: -1, done: make(chan pushDone, 1), waitUntil: time.Now().Add(time.Hour)}
 }
 
 // A call takes, in arrival order, every pending request, whatever partitions the calls in
@@ -237,7 +237,7 @@ func TestCoalescerPipelinesCallsOnSharedPartitions(t *testing.T) {
 				tooMany.Add(1)
 			}
 			defer inflight.Add(-1)
-			parts := partKeys(items)
+			parts := partKeys("", items)
 			mu.Lock()
 			for _, p := range parts {
 				if held[p] > 0 {
@@ -393,7 +393,7 @@ func TestCoalescerTakeSplitsOnePartitionRequestsByLane(t *testing.T) {
 	var p0, p1 string // partitions of lanes 0 and 1
 	for i := 0; p0 == "" || p1 == ""; i++ {
 		p := fmt.Sprint("p", i)
-		if c.laneOf([]partRef{partKey("q", p)}) == 0 {
+		if c.laneOf([]partRef{partKey("", "q", p)}) == 0 {
 			p0 = cmp.Or(p0, p)
 		} else {
 			p1 = cmp.Or(p1, p)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // Configure creates or replaces a queue's configuration. Empty namespace/task are derived
@@ -17,7 +18,7 @@ func (b *Broker) Configure(ctx context.Context, name string, namespace, task *st
 		tk = *task
 	}
 	queueID, partitionID, err = b.store.Configure(ctx, name, ns, tk, opts)
-	b.sealer.forget(name)
+	b.sealer.forget(tenant.KeyOf(ctx, name))
 	if err == nil && opts.EncryptionEnabled && b.sealer.key == nil {
 		b.log.Warn(plaintextWarning, "queue", name)
 	}

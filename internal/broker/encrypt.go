@@ -8,6 +8,7 @@ import (
 	"github.com/queen-go/queen/internal/encryption"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // encryptionTTL bounds how long another instance's configure takes to reach this one's
@@ -59,7 +60,7 @@ func (s *sealer) lookup(ctx context.Context, st *store.Store, items []*store.Pus
 		if _, done := out[it.Queue]; done {
 			continue
 		}
-		f, ok := s.flags[it.Queue]
+		f, ok := s.flags[tenant.KeyOf(ctx, it.Queue)]
 		out[it.Queue] = f.on
 		if !ok || now.Sub(f.at) > encryptionTTL {
 			missing = append(missing, it.Queue)
@@ -80,12 +81,13 @@ func (s *sealer) lookup(ctx context.Context, st *store.Store, items []*store.Pus
 	}
 	for _, q := range missing {
 		out[q] = fresh[q] // a queue that does not exist yet is created unencrypted
-		s.flags[q] = sealFlag{on: fresh[q], at: now}
+		s.flags[tenant.KeyOf(ctx, q)] = sealFlag{on: fresh[q], at: now}
 	}
 	return out, nil
 }
 
-// forget drops a queue's remembered flag, so a configure applies at once on this instance.
+// forget drops a queue's remembered flag (queue is its tenant.Key), so a configure applies at
+// once on this instance.
 func (s *sealer) forget(queue string) {
 	s.mu.Lock()
 	delete(s.flags, queue)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // merger is group commit for the consumer side (docs/design.md, "Group commit for consumers"):
@@ -61,8 +62,8 @@ func (m *merger[T]) add(j *mergeJob[T]) {
 	m.mu.Unlock()
 }
 
-// take claims lead, which holds a slot, and every pending request that may join it, in arrival
-// order, up to max; it returns nil when another call took lead first (lead then waits for its
+// take claims lead, which holds a slot, and every pending request that may join it (of the same
+// tenant: a call runs in one tenant's scope), in arrival order, up to max; it returns nil when another call took lead first (lead then waits for its
 // done). Each request taken is told at once, so it stops waiting for a slot.
 func (m *merger[T]) take(lead *mergeJob[T]) []*mergeJob[T] {
 	if !lead.state.CompareAndSwap(jobPending, jobTaken) {
@@ -80,7 +81,7 @@ func (m *merger[T]) take(lead *mergeJob[T]) []*mergeJob[T] {
 			// withdrawn by its request, or taken: drop it
 		case j.ctx.Err() != nil && j.state.CompareAndSwap(jobPending, jobWithdrawn):
 			// its client is gone: nothing it would claim or settle could reach it
-		case len(call) < m.max && (m.joins == nil || m.joins(lead.req, j.req)) &&
+		case len(call) < m.max && tenant.Same(lead.ctx, j.ctx) && (m.joins == nil || m.joins(lead.req, j.req)) &&
 			(m.weight == nil || load+m.weigh(j) <= m.maxWeight) && j.state.CompareAndSwap(jobPending, jobTaken):
 			close(j.taken)
 			call = append(call, j)

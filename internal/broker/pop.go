@@ -8,6 +8,7 @@ import (
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/tenant"
 	"github.com/queen-go/queen/internal/waiter"
 )
 
@@ -22,11 +23,12 @@ func (b *Broker) pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 	}
 	var w *waiter.Waiter
 	if r.Wait {
-		w = b.hub.Park(waiter.Filter{Queue: r.Queue, Namespace: r.Namespace, Task: r.Task, ByLabels: r.Queue == ""})
+		t, _ := tenant.Of(ctx)
+		w = b.hub.Park(waiter.Filter{Tenant: t, Queue: r.Queue, Namespace: r.Namespace, Task: r.Task, ByLabels: r.Queue == ""})
 		defer w.Leave()
 	}
 	interval := b.cfg.PollInitial
-	gateKey := sr.Queue + "\x00" + sr.Partition + "\x00" + sr.Namespace + "\x00" + sr.Task + "\x00" + sr.Group
+	gateKey := tenant.KeyOf(ctx, sr.Queue) + "\x00" + sr.Partition + "\x00" + sr.Namespace + "\x00" + sr.Task + "\x00" + sr.Group
 	for attempt := 0; ; attempt++ {
 		if b.PopMaintenance() {
 			// Pop maintenance answers empty at once, also a parked pop (turning it on wakes them).

@@ -26,7 +26,7 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 		rows[i].ProducerSub = producerSub
 		ptrs[i] = &rows[i]
 	}
-	if b.spoolFirst(rows) {
+	if b.spoolFirst(ctx, rows) {
 		return b.spoolPush(ctx, items, rows, producerSub)
 	}
 	err := b.seal(ctx, ptrs)
@@ -58,7 +58,7 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 			written.add(r.Queue)
 		}
 	}
-	b.wake(written...)
+	b.wake(ctx, written...)
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/lifecycle"
+	"github.com/queen-go/queen/internal/tenant"
 	"github.com/queen-go/queen/internal/waiter"
 )
 
@@ -125,11 +126,13 @@ func (s *signaler) sendPending() bool {
 
 // wake wakes this instance's parked pops of the queues at once and signals the other
 // instances after the fact.
-func (b *Broker) wake(queues ...string) {
+// The queues are of ctx's tenant; the signaler's set holds their tenant.Key.
+func (b *Broker) wake(ctx context.Context, queues ...string) {
+	t, _ := tenant.Of(ctx)
 	for _, q := range queues {
-		b.hub.Wake(waiter.Signal{Queue: q})
+		b.hub.Wake(waiter.Signal{Tenant: t, Queue: q})
+		b.signals.add(tenant.Key(t, q))
 	}
-	b.signals.add(queues...)
 }
 
 // signalGap is the broker's signaler gap: at most one notifying transaction per 20 ms, so a

@@ -8,6 +8,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/spool"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // spooling is the push path's file buffer (docs/api/operations.md §4.1–4.2). A push whose
@@ -31,7 +32,7 @@ func (b *Broker) AttachSpool(sp *spool.Spool, kick func()) {
 // written now would overtake them). Pushes to other partitions go to the database: order is
 // per partition (docs/api/concepts.md), and a partition's spooled pushes, a large one that
 // passed its deadline for instance, then hold back no other.
-func (b *Broker) spoolFirst(rows []store.PushRow) bool {
+func (b *Broker) spoolFirst(ctx context.Context, rows []store.PushRow) bool {
 	sp := b.spooling.sp
 	if sp == nil {
 		return false
@@ -46,7 +47,7 @@ func (b *Broker) spoolFirst(rows []store.PushRow) bool {
 		if i > 0 && rows[i].Queue == rows[i-1].Queue && rows[i].Partition == rows[i-1].Partition {
 			continue
 		}
-		if sp.Holds(rows[i].Queue, rows[i].Partition) {
+		if sp.Holds(tenant.KeyOf(ctx, rows[i].Queue), rows[i].Partition) {
 			return true
 		}
 	}
@@ -60,7 +61,9 @@ func (b *Broker) spoolFirst(rows []store.PushRow) bool {
 func (b *Broker) spoolPush(ctx context.Context, items []mq.PushItem, rows []store.PushRow, producerSub *string) ([]mq.PushResult, error) {
 	recs := make([]spool.Record, len(rows))
 	for i := range rows {
-		recs[i] = spool.Record{Queue: rows[i].Queue, Partition: rows[i].Partition, MessageID: rows[i].ID,
+		// A queue of another tenant than the default one is recorded as its tenant.Key (names
+		// hold no U+0000), so a spool of a broker of one tenant reads as it always did.
+		recs[i] = spool.Record{Queue: tenant.KeyOf(ctx, rows[i].Queue), Partition: rows[i].Partition, MessageID: rows[i].ID,
 			Key: rows[i].Key, Payload: items[i].Payload, ProducerSub: producerSub}
 	}
 	if err := b.spooling.sp.Append(ctx, recs); err != nil {
@@ -101,6 +104,29 @@ func (b *Broker) ReplaySlow(ctx context.Context, recs []spool.Record) (duplicate
 // of spooled records take no direct pushes while they wait (spoolFirst), so there is no
 // request to order them against, and the call keeps the deadline replay chose.
 func (b *Broker) replay(ctx context.Context, recs []spool.Record) (duplicates int, err error) {
+	// Each tenant's records are written in its own scope, in order: a tenant's run that fails
+	// leaves the earlier runs committed, and the drainer's retry finds them duplicates.
+	for len(recs) > 0 {
+		t, _ := tenant.Split(recs[0].Queue)
+		n := 1
+		for n < len(recs) {
+			if u, _ := tenant.Split(recs[n].Queue); u != t {
+				break
+			}
+			n++
+		}
+		d, err := b.replayTenant(tenant.With(ctx, t), recs[:n])
+		duplicates += d
+		if err != nil {
+			return duplicates, err
+		}
+		recs = recs[n:]
+	}
+	return duplicates, nil
+}
+
+// replayTenant writes recs, all of ctx's tenant.
+func (b *Broker) replayTenant(ctx context.Context, recs []spool.Record) (duplicates int, err error) {
 	rows := make([]store.PushRow, len(recs))
 	ptrs := make([]*store.PushRow, len(recs))
 	for i, r := range recs {
@@ -108,7 +134,8 @@ func (b *Broker) replay(ctx context.Context, recs []spool.Record) (duplicates in
 		if part == "" {
 			part = "Default"
 		}
-		rows[i] = store.PushRow{Queue: r.Queue, Partition: part, Key: r.Key, ID: r.MessageID,
+		_, queue := tenant.Split(r.Queue)
+		rows[i] = store.PushRow{Queue: queue, Partition: part, Key: r.Key, ID: r.MessageID,
 			Payload: r.Payload, ProducerSub: r.ProducerSub,
 			// accepted when spooled: maxSize is not applied (docs/api/operations.md §4.2)
 			Uncapped: true}
@@ -133,6 +160,6 @@ func (b *Broker) replay(ctx context.Context, recs []spool.Record) (duplicates in
 			duplicates++
 		}
 	}
-	b.wake(written...)
+	b.wake(ctx, written...)
 	return duplicates, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // Streams (docs/api/streams.md): the server side of Queen's stream processing. The operators run
@@ -16,7 +17,7 @@ import (
 // StreamRegister registers a stream query (docs/api/streams.md §3).
 func (b *Broker) StreamRegister(ctx context.Context, r mq.StreamRegistration) (mq.StreamRegistered, error) {
 	dctx, span := b.startDB(ctx, "stream_register")
-	out, err := b.store.StreamRegister(dctx, defaultTenant, r, newID())
+	out, err := b.store.StreamRegister(dctx, tenantOf(ctx), r, newID())
 	endSpan(span, err)
 	return out, err
 }
@@ -47,7 +48,7 @@ func (b *Broker) streamCycle(ctx context.Context, c mq.StreamCycle, producerSub 
 		return mq.StreamCycleOutcome{}, err
 	}
 	dctx, span := b.startDB(ctx, "stream_cycle")
-	out, err := b.store.StreamCycle(dctx, defaultTenant, c, rows, traces, producerSub)
+	out, err := b.store.StreamCycle(dctx, tenantOf(ctx), c, rows, traces, producerSub)
 	endSpan(span, err)
 	if err != nil || out.Rollback != "" {
 		return out, err
@@ -60,11 +61,11 @@ func (b *Broker) streamCycle(ctx context.Context, c mq.StreamCycle, producerSub 
 			written.add(r.Queue)
 		}
 	}
-	b.wake(written...)
+	b.wake(ctx, written...)
 	if out.Ack != nil && out.Ack.LeaseReleased {
 		var rel releases
 		rel.add(out.SourceQueue, c.PartitionID, c.ConsumerGroup)
-		b.wakeReleased(rel)
+		b.wakeReleased(ctx, rel)
 	}
 	return out, nil
 }
@@ -72,17 +73,23 @@ func (b *Broker) streamCycle(ctx context.Context, c mq.StreamCycle, producerSub 
 // StreamState reads one shard (docs/api/streams.md §5).
 func (b *Broker) StreamState(ctx context.Context, q mq.StreamStateQuery) ([]mq.StreamStateRow, error) {
 	dctx, span := b.startDB(ctx, "stream_state")
-	out, err := b.store.StreamState(dctx, defaultTenant, q)
+	out, err := b.store.StreamState(dctx, tenantOf(ctx), q)
 	endSpan(span, err)
 	return out, err
 }
 
 // StreamQueries lists the registrations (docs/api/streams.md §6).
 func (b *Broker) StreamQueries(ctx context.Context) ([]mq.StreamQuery, error) {
-	return b.store.StreamQueries(ctx, defaultTenant)
+	return b.store.StreamQueries(ctx, tenantOf(ctx))
 }
 
 // StreamDelete deletes a registration and its state rows (docs/api/streams.md §6).
 func (b *Broker) StreamDelete(ctx context.Context, name string) (existed bool, rows int64, err error) {
-	return b.store.StreamDelete(ctx, defaultTenant, name)
+	return b.store.StreamDelete(ctx, tenantOf(ctx), name)
+}
+
+// tenantOf is the tenant ctx is scoped to: streams registrations and their state are per tenant.
+func tenantOf(ctx context.Context) string {
+	t, _ := tenant.Of(ctx)
+	return t
 }

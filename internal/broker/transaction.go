@@ -6,6 +6,7 @@ import (
 
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // transaction applies the entries in one database transaction (docs/api/transaction.md §3). A
@@ -40,10 +41,11 @@ func (b *Broker) transaction(ctx context.Context, entries []mq.TxnEntry, require
 	for _, l := range requiredLeases {
 		required = append(required, requiredLeaseRef(l))
 	}
-	// Every caller is in the default tenant until tenancy (docs/api/concepts.md §14) lands; the store
-	// already enforces the boundary for the tenant it is given.
+	// The caller's tenant (docs/api/concepts.md §14): its pushes resolve in it, and an ack of
+	// another tenant's message rolls the transaction back as QTXN.
+	tn, _ := tenant.Of(ctx)
 	req := &txnReq{call: store.TxnCall{Pushes: pushes, Acks: acks, Required: required, ProducerSub: producerSub,
-		Tenant: defaultTenant}}
+		Tenant: tn}}
 	err := merged(b.txns, newJob(ctx, req), b.consumeSlot, b.runTxns)
 	res := req.res
 	var rb *mq.RollbackError
@@ -66,13 +68,10 @@ func (b *Broker) transaction(ctx context.Context, entries []mq.TxnEntry, require
 			rel.add(r.Queue, r.PartitionID, entries[r.Index].Ack.Group)
 		}
 	}
-	b.wake(written...)
-	b.wakeReleased(rel)
+	b.wake(ctx, written...)
+	b.wakeReleased(ctx, rel)
 	return out, nil
 }
-
-// defaultTenant is the single tenant of a broker without tenancy.
-const defaultTenant = ""
 
 // txnReq is one transaction request in the transaction merger: what it does, then its results.
 type txnReq struct {

@@ -237,8 +237,10 @@ type Config struct {
 	// JWTRoleReadOnly is the role name of the read-only level
 	// (JWT_ROLE_READ_ONLY).
 	JWTRoleReadOnly string
-	// JWTTenantClaim names the tenant claim (JWT_TENANT_CLAIM, later phase).
+	// JWTTenantClaim names the tenant claim (JWT_TENANT_CLAIM).
 	JWTTenantClaim string
+	// JWTRoleOperator is the role that reads every tenant (JWT_ROLE_OPERATOR).
+	JWTRoleOperator string
 
 	// ShowVersion is set by --version. When it or ShowHelp is set, Load
 	// returns without reading the environment, so a broken variable cannot

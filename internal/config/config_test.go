@@ -41,6 +41,7 @@ func TestDefaults(t *testing.T) {
 		JWTJWKSRefreshInterval: time.Hour, JWTJWKSTimeout: 5 * time.Second,
 		JWTRolesClaim: "role", JWTRolesArrayClaim: "roles", JWTRoleAdmin: "admin",
 		JWTRoleReadWrite: "read-write", JWTRoleReadOnly: "read-only", JWTTenantClaim: "tenant",
+		JWTRoleOperator: "operator",
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -284,7 +285,8 @@ func TestSpecVariablesCovered(t *testing.T) {
 		HTTP_IDLE_TIMEOUT HTTP_READ_TIMEOUT QUEEN_MAX_INFLIGHT_BODY_BYTES`)
 	ours := []string{"PPROF_ADDR", "PUSH_CONCURRENCY", "CONSUME_CONCURRENCY", "XMIN_WARN_SECONDS", "HOT_COMPACTION", // queen-go's own additions, not in the API reference
 		"LOG_FORMAT", "ACCESS_LOG", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-		"CORS_ALLOWED_ORIGINS", "ALLOWED_HOSTS", "DATABASE_POOLER", "DATABASE_SESSION_URL"}
+		"CORS_ALLOWED_ORIGINS", "ALLOWED_HOSTS", "DATABASE_POOLER", "DATABASE_SESSION_URL",
+		"JWT_ROLE_OPERATOR"}
 	have := map[string]bool{}
 	for _, v := range variables {
 		if have[v.name] {

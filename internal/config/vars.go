@@ -198,8 +198,10 @@ var variables = []variable{
 		set: strVar(func(c *Config) *string { return &c.JWTRoleReadWrite })},
 	{group: "Authentication", name: "JWT_ROLE_READ_ONLY", def: "read-only", help: "role name of the read-only level",
 		set: strVar(func(c *Config) *string { return &c.JWTRoleReadOnly })},
-	{group: "Authentication", name: "JWT_TENANT_CLAIM", def: "tenant", help: "claim naming the tenant (later phase)",
+	{group: "Authentication", name: "JWT_TENANT_CLAIM", def: "tenant", help: "claim naming the caller's tenant",
 		set: strVar(func(c *Config) *string { return &c.JWTTenantClaim })},
+	{group: "Authentication", name: "JWT_ROLE_OPERATOR", def: "operator", help: "role that reads every tenant and writes nothing",
+		set: strVar(func(c *Config) *string { return &c.JWTRoleOperator })},
 }
 
 func strVar(field func(*Config) *string) func(*Config, string) error {

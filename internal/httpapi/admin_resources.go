@@ -40,6 +40,8 @@ type queueSummaryJSON struct {
 	} `json:"messages"`
 	DeadLetter int64 `json:"deadLetter"`
 	MaxTimeLag int64 `json:"maxTimeLag"`
+	// Tenant is shown to the operator only, who lists every tenant's queues.
+	Tenant *string `json:"tenant,omitempty"`
 }
 
 // Default page sizes of the resource listings (docs/api/admin-api.md, Listing parameters).

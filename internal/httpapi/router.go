@@ -285,3 +285,34 @@ func RouteLevel(req *http.Request) Level {
 	}
 	return LevelAdmin
 }
+
+// Route is one registered route: its method, its pattern and its access level.
+type Route struct {
+	Method, Pattern string
+	Level           Level
+}
+
+// RouteIndex lists every route the API registers (HEAD twins and the dashboard's files left
+// out), for tests that must cover each one: a route added without its case fails them.
+func RouteIndex() []Route {
+	r := NewRouter()
+	(&Server{}).register(r)
+	var out []Route
+	var walk func(n *routeNode)
+	walk = func(n *routeNode) {
+		for m, rt := range n.routes {
+			if m != http.MethodHead {
+				out = append(out, Route{m, rt.pattern, rt.level})
+			}
+		}
+		for _, c := range n.static {
+			walk(c)
+		}
+		if n.param != nil {
+			walk(n.param)
+		}
+	}
+	walk(r.root)
+	slices.SortFunc(out, func(a, b Route) int { return strings.Compare(a.Pattern+" "+a.Method, b.Pattern+" "+b.Method) })
+	return out
+}

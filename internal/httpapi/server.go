@@ -112,6 +112,7 @@ func New(data DataPath, read ReadSide, cfg Config, log *slog.Logger) http.Handle
 	if cfg.Auth != nil {
 		r.Use(AuthMiddleware(cfg.Auth, log))
 	}
+	r.Use(scopeTenant)
 	// After authentication, so that an unauthenticated body is drained and never held.
 	r.Use(limits.load)
 	s.register(r)

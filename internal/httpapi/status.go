@@ -26,7 +26,9 @@ func (s *Server) registerStatus(r *Router) {
 	r.Handle(http.MethodPost, "/api/v1/stats/refresh", LevelAdmin, s.refreshStats)
 	s.registerAnalytics(r)
 	r.Handle(http.MethodGet, "/metrics", LevelPublic, s.metricsJSON)
-	r.Handle(http.MethodGet, "/metrics/prometheus", LevelPublic, s.cfg.Metrics.Handler().ServeHTTP)
+	r.Handle(http.MethodGet, "/metrics/prometheus", LevelPublic, func(w http.ResponseWriter, r *http.Request) {
+		s.cfg.Metrics.Handler().ServeHTTP(w, r)
+	})
 }
 
 // window reads from and to (docs/api/README.md §2.3), defaulting to the def before now; it answers 400
@@ -268,7 +270,7 @@ func queueSummaries(qs []mq.QueueSummary) []queueSummaryJSON {
 		o := &out[i]
 		o.ID, o.Name, o.Namespace, o.Task, o.CreatedAt, o.Partitions = q.ID, q.Name, q.Namespace, q.Task, msTime(q.CreatedAt), q.Partitions
 		o.Messages.Total, o.Messages.Pending, o.Messages.Processing = q.Total, q.Pending, q.Processing
-		o.DeadLetter, o.MaxTimeLag = q.DeadLetter, q.MaxTimeLag
+		o.DeadLetter, o.MaxTimeLag, o.Tenant = q.DeadLetter, q.MaxTimeLag, q.Tenant
 	}
 	return out
 }

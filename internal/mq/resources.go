@@ -30,6 +30,8 @@ type QueueSummary struct {
 	Total, Pending            int64
 	Processing                int64
 	DeadLetter, MaxTimeLag    int64
+	// Tenant is the queue's tenant, nil unless the caller sees every tenant (the operator).
+	Tenant *string
 }
 
 // LabelSummary is one namespace or task of the resource listings.

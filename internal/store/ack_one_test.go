@@ -324,7 +324,7 @@ func TestTxnSameStageTwiceCommitsOnce(t *testing.T) {
 func TestTxnPushPartitionCache(t *testing.T) {
 	b := setup(t)
 	b.txnCommit(nil, row("out", "o", "k1"))
-	if ids := b.s.partitions.lookup([]string{"out"}, []string{"o"}); ids == nil {
+	if ids := b.s.partitions.lookup("", []string{"out"}, []string{"o"}); ids == nil {
 		t.Fatal("the transaction's partition was not cached")
 	}
 	b.txnCommit(nil, row("out", "o", "k2"))
@@ -332,7 +332,7 @@ func TestTxnPushPartitionCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := b.txnCommit(nil, row("out", "o", "k3"))
-	if ids := b.s.partitions.lookup([]string{"out"}, []string{"o"}); ids == nil || ids[0] != res[0].PartitionID {
+	if ids := b.s.partitions.lookup("", []string{"out"}, []string{"o"}); ids == nil || ids[0] != res[0].PartitionID {
 		t.Fatalf("cache after recreation: %v, want %s", ids, res[0].PartitionID)
 	}
 	b.mustPop(PopRequest{Queue: "out"}, "k3")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // The queue listings (docs/api/admin-api.md §1, §5.2; dashboard M6), sent as one batch: the
@@ -66,5 +67,31 @@ func (s *Store) ListQueues(ctx context.Context, f mq.QueueListFilter) (mq.QueueL
 	if err != nil {
 		return mq.QueueList{}, fmt.Errorf("list queues: %w", err)
 	}
+	if _, all := tenant.Of(ctx); all && len(out.Queues) > 0 {
+		// The operator's listing spans tenants: each row names its queue's.
+		ids := make([]string, len(out.Queues))
+		for i, q := range out.Queues {
+			ids[i] = q.ID
+		}
+		tenants := map[string]string{}
+		err := s.queryRows(ctx, sqlQueueTenants, []any{ids}, func(r rowScanner) error {
+			var id, t string
+			if err := r.Scan(&id, &t); err != nil {
+				return err
+			}
+			tenants[id] = t
+			return nil
+		})
+		if err != nil {
+			return mq.QueueList{}, fmt.Errorf("list queues: tenants: %w", err)
+		}
+		for i := range out.Queues {
+			t := tenants[out.Queues[i].ID]
+			out.Queues[i].Tenant = &t
+		}
+	}
 	return out, nil
 }
+
+// sqlQueueTenants reads the tenants of a page of queues.
+const sqlQueueTenants = `SELECT q.id::text, q.tenant FROM queues q WHERE q.id = ANY ($1::uuid[])`

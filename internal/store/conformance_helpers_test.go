@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/mq"
 )
 
@@ -320,13 +321,19 @@ func (b *testBundle) dlq(queue string) []dlqRow {
 	return out
 }
 
-// queryTexts runs a query of one text column and returns its values in order.
-func (b *testBundle) queryTexts(sql string, args ...any) ([]string, error) {
-	rows, err := b.s.pool.Query(b.ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+// queryTexts runs a query of one text column and returns its values in order. It runs on a
+// store unit, in the test context's scope (every tenant), so a pooled session that last served
+// another tenant's call does not narrow it (scope.go).
+func (b *testBundle) queryTexts(sql string, args ...any) (out []string, err error) {
+	err = b.s.withConn(b.ctx, func(ctx context.Context, c *pgxpool.Conn) error {
+		rows, err := c.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	return out, err
 }
 
 // texts is queryTexts for the test's goroutine: an error fails the test.
@@ -348,7 +355,11 @@ func (b *testBundle) partitionNames(queue string) []string {
 // exec runs SQL in the test's schema.
 func (b *testBundle) exec(sql string, args ...any) {
 	b.t.Helper()
-	if _, err := b.s.pool.Exec(b.ctx, sql, args...); err != nil {
+	err := b.s.withConn(b.ctx, func(ctx context.Context, c *pgxpool.Conn) error {
+		_, err := c.Exec(ctx, sql, args...)
+		return err
+	})
+	if err != nil {
 		b.t.Fatalf("exec: %v", err)
 	}
 }

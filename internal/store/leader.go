@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // Leader is a pooled connection that holds one background job's advisory lock
@@ -177,7 +178,18 @@ func (s *Store) TryLead(ctx context.Context, job string, fn func(*Leader) error)
 // next tick).
 func (s *Store) acquireLeader(ctx context.Context) (*pgxpool.Conn, error) {
 	if s.session == nil {
-		return s.acquire(ctx)
+		// A pooled session may hold a request's tenant scope; a job sees every tenant.
+		c, err := s.acquire(ctx)
+		if err == nil {
+			sctx, cancel := context.WithTimeout(ctx, s.timeout)
+			defer cancel()
+			if err = applyScope(tenant.WithAll(sctx), c); err != nil {
+				closeConn(c)
+				c.Release()
+				return nil, err
+			}
+		}
+		return c, err
 	}
 	actx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

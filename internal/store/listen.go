@@ -18,8 +18,8 @@ import (
 // of different schemas in one database do not wake each other.
 func (s *Store) WakeChannel() string { return "qg_wake:" + s.schema }
 
-// QueueSignal is one decoded wake-up: the queue and its namespace and task.
-type QueueSignal struct{ Queue, Namespace, Task string }
+// QueueSignal is one decoded wake-up: the queue's tenant, the queue and its namespace and task.
+type QueueSignal struct{ Tenant, Queue, Namespace, Task string }
 
 // Listeners are what Listen calls. The wake channel carries two kinds of payload: queue
 // wake-ups (a JSON array of name, namespace and task) and maintenance-mode changes (a JSON
@@ -138,8 +138,13 @@ func (s *Store) listenOnce(ctx context.Context, onConnected func(), l Listeners)
 			continue
 		}
 		var parts []string
-		if json.Unmarshal([]byte(n.Payload), &parts) == nil && len(parts) == 3 {
-			l.Signal(QueueSignal{Queue: parts[0], Namespace: parts[1], Task: parts[2]})
+		// [name, namespace, task, tenant]; an instance of before tenants sends three.
+		if json.Unmarshal([]byte(n.Payload), &parts) == nil && (len(parts) == 3 || len(parts) == 4) {
+			qs := QueueSignal{Queue: parts[0], Namespace: parts[1], Task: parts[2]}
+			if len(parts) == 4 {
+				qs.Tenant = parts[3]
+			}
+			l.Signal(qs)
 		}
 	}
 }

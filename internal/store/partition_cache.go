@@ -2,7 +2,7 @@ package store
 
 import "sync"
 
-// partitionCache remembers the ids of (queue, partition) names this broker pushed to, so a
+// partitionCache remembers the ids of (tenant, queue, partition) names this broker pushed to, so a
 // push whose partitions are all known skips resolving their names (qg_partition_ids: about a
 // fifth of the database time of a coalesced call of single-message pushes). An id goes stale
 // only when its partition is deleted; the push then finds it missing (QG001), drops the
@@ -14,17 +14,17 @@ type partitionCache struct {
 	maxEntries int // 0: partitionCacheEntries
 }
 
-type pairName struct{ queue, partition string }
+type pairName struct{ tenant, queue, partition string }
 
 const partitionCacheEntries = 1 << 16
 
 // lookup returns the ids of the named pairs, or nil unless every one is known.
-func (c *partitionCache) lookup(queues, partitions []string) []string {
+func (c *partitionCache) lookup(tenant string, queues, partitions []string) []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	ids := make([]string, len(queues))
 	for i := range queues {
-		id, ok := c.ids[pairName{queues[i], partitions[i]}]
+		id, ok := c.ids[pairName{tenant, queues[i], partitions[i]}]
 		if !ok {
 			return nil
 		}
@@ -34,7 +34,7 @@ func (c *partitionCache) lookup(queues, partitions []string) []string {
 }
 
 // remember stores the ids of the named pairs.
-func (c *partitionCache) remember(queues, partitions, ids []string) {
+func (c *partitionCache) remember(tenant string, queues, partitions, ids []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	limit := c.maxEntries
@@ -45,15 +45,15 @@ func (c *partitionCache) remember(queues, partitions, ids []string) {
 		c.ids = make(map[pairName]string, len(queues))
 	}
 	for i := range queues {
-		c.ids[pairName{queues[i], partitions[i]}] = ids[i]
+		c.ids[pairName{tenant, queues[i], partitions[i]}] = ids[i]
 	}
 }
 
 // forget drops the named pairs.
-func (c *partitionCache) forget(queues, partitions []string) {
+func (c *partitionCache) forget(tenant string, queues, partitions []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range queues {
-		delete(c.ids, pairName{queues[i], partitions[i]})
+		delete(c.ids, pairName{tenant, queues[i], partitions[i]})
 	}
 }

@@ -102,14 +102,18 @@ const sessionPoolSize = 4
 // PostgreSQL the broker supports, so only quotes are doubled).
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// unit runs fn, one call's statements, on c: as they are on a direct connection; behind a
-// pooler as one transaction that starts with the session settings and commits when fn
-// succeeds (rolls back otherwise), so every statement runs on one server session with them.
+// unit runs fn, one call's statements, on c in ctx's tenant scope (scope.go): as they are on a
+// direct connection; behind a pooler as one transaction that starts with the session settings
+// and commits when fn succeeds (rolls back otherwise), so every statement runs on one server
+// session with them.
 func (s *Store) unit(ctx context.Context, c *pgxpool.Conn, fn func(context.Context, *pgxpool.Conn) error) error {
 	if s.begin == "" {
+		if err := applyScope(ctx, c); err != nil {
+			return err
+		}
 		return fn(ctx, c)
 	}
-	return inUnit(ctx, s.begin, c.Conn(), func(ctx context.Context) error { return fn(ctx, c) })
+	return inUnit(ctx, s.unitBegin(ctx), c.Conn(), func(ctx context.Context) error { return fn(ctx, c) })
 }
 
 // errRolledBack is a unit whose COMMIT found the transaction already failed (a statement's error

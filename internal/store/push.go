@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // PushRow is one message to write. Key is the idempotency key (the message id when the
@@ -30,9 +31,12 @@ func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, err
 	ctx = budget.Ensure(ctx)
 	c := pushColumns(items)
 	var out []mq.PushResult
+	// Names resolve in the caller's tenant (scope.go): the cache is keyed by it. A push that sees
+	// every tenant is an internal one (tests); it resolves in the default tenant's name space.
+	tn, _ := tenant.Of(ctx)
 	run := func() error {
 		out = out[:0]
-		known := s.partitions.lookup(c.pairQueues, c.pairParts) // nil: resolve the names
+		known := s.partitions.lookup(tn, c.pairQueues, c.pairParts) // nil: resolve the names
 		args := pushArgs{Queues: c.pairQueues, Partitions: c.pairParts, PairIDs: known, PairOf: c.pairOf,
 			Keys: c.keys, IDs: c.ids, Payloads: c.payloads, Encrypted: c.encrypted, Subs: c.subs, Uncapped: c.uncapped, Now: s.nowArg()}
 		read := pushRows.reader()
@@ -54,9 +58,9 @@ func (s *Store) Push(ctx context.Context, items []PushRow) ([]mq.PushResult, err
 			for i, pair := range c.pairOf {
 				ids[pair-1] = out[i].PartitionID
 			}
-			s.partitions.remember(c.pairQueues, c.pairParts, ids)
+			s.partitions.remember(tn, c.pairQueues, c.pairParts, ids)
 		case pgCode(err) == codeMissingPartitions && known != nil:
-			s.partitions.forget(c.pairQueues, c.pairParts) // one was deleted: resolve them again
+			s.partitions.forget(tn, c.pairQueues, c.pairParts) // one was deleted: resolve them again
 		}
 		return err
 	}
@@ -190,8 +194,12 @@ func pushColumns(items []PushRow) pushCols {
 
 // NotifyQueues signals the named queues to every instance's listener (see qg_notify_queues).
 func (s *Store) NotifyQueues(ctx context.Context, queues []string) error {
+	tenants, names := make([]string, len(queues)), make([]string, len(queues))
+	for i, q := range queues {
+		tenants[i], names[i] = tenant.Split(q)
+	}
 	return s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
-		_, err := c.Exec(ctx, "SELECT qg_notify_queues(p_names => $1)", queues)
+		_, err := c.Exec(ctx, "SELECT qg_notify_queues(p_tenants => $1, p_names => $2)", tenants, names)
 		return err
 	})
 }

@@ -75,7 +75,7 @@ func TestPushAfterItsPartitionWasDeletedWritesToTheNewOne(t *testing.T) {
 	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM messages WHERE partition_id = $1", recreated.PartitionID).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("messages in the new partition: %d, %v", n, err)
 	}
-	if ids := s.partitions.lookup([]string{queue}, []string{"p"}); len(ids) != 1 || ids[0] != recreated.PartitionID {
+	if ids := s.partitions.lookup("", []string{queue}, []string{"p"}); len(ids) != 1 || ids[0] != recreated.PartitionID {
 		t.Fatalf("remembered %v, want the new id %s", ids, recreated.PartitionID)
 	}
 }
@@ -84,15 +84,15 @@ func TestPushAfterItsPartitionWasDeletedWritesToTheNewOne(t *testing.T) {
 func TestPartitionCacheStaysBounded(t *testing.T) {
 	c := partitionCache{maxEntries: 3}
 	for i := range 10 {
-		c.remember([]string{"q"}, []string{fmt.Sprint(i)}, []string{fmt.Sprint("id", i)})
+		c.remember("", []string{"q"}, []string{fmt.Sprint(i)}, []string{fmt.Sprint("id", i)})
 		if len(c.ids) > 3 {
 			t.Fatalf("%d entries after %d pairs", len(c.ids), i+1)
 		}
 	}
-	if ids := c.lookup([]string{"q"}, []string{"9"}); len(ids) != 1 || ids[0] != "id9" {
+	if ids := c.lookup("", []string{"q"}, []string{"9"}); len(ids) != 1 || ids[0] != "id9" {
 		t.Fatalf("the newest pair is not remembered: %v", ids)
 	}
-	if c.lookup([]string{"q", "q"}, []string{"9", "0"}) != nil {
+	if c.lookup("", []string{"q", "q"}, []string{"9", "0"}) != nil {
 		t.Fatal("a lookup with an unknown pair must resolve all names")
 	}
 }

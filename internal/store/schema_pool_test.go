@@ -444,7 +444,7 @@ func TestPoolDropsASchemaWhoseDefinitionsChanged(t *testing.T) {
 	t.Run("alter", func(t *testing.T) {
 		b := setup(t)
 		used = b.s.Schema()
-		b.exec(`CREATE INDEX pool_extra ON queues (name)`)
+		b.exec(`CREATE INDEX pool_extra ON queue_rows (namespace)`)
 	})
 	t.Run("next", func(t *testing.T) {
 		b := setup(t)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // TxnPush is one flattened push entry of a transaction.
@@ -28,12 +29,13 @@ type TxnAck struct {
 // only once the acks are known to resolve. It returns *mq.RollbackError for a rollback and an
 // ErrUnavailable-wrapped error when the database could not be used.
 //
-// tenant is the caller's tenant ("" is the default one): an ack of a message in another
-// tenant's queue is reported as unknown (QTXN).
-func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string, tenant string) ([]mq.TxnResult, error) {
-	ctx = budget.Ensure(ctx)
+// tn is the caller's tenant ("" is the default one): the call runs in its scope, where the
+// pushes' names resolve, and an ack of a message in another tenant's queue is reported as
+// unknown (QTXN).
+func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck, required []string, producerSub *string, tn string) ([]mq.TxnResult, error) {
+	ctx = tenant.With(budget.Ensure(ctx), tn)
 	n := len(pushes)
-	base, c := s.txnCallOf(pushes, acks, required, producerSub, tenant)
+	base, c := s.txnCallOf(pushes, acks, required, producerSub, tn)
 	var out []mq.TxnResult
 	run := func() error {
 		out = out[:0]
@@ -41,7 +43,7 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 		// not resolve its names on every call (qg_partition_ids).
 		var known []string
 		if n > 0 {
-			known = s.partitions.lookup(c.queues, c.parts)
+			known = s.partitions.lookup(tn, c.queues, c.parts)
 		}
 		call := base
 		call.PIDs = uuidJSON(known)
@@ -51,10 +53,10 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 		switch {
 		case err == nil && n > 0 && known == nil:
 			if ids := pushPartitionIDs(out); len(ids) == n {
-				s.partitions.remember(c.queues, c.parts, ids)
+				s.partitions.remember(tn, c.queues, c.parts, ids)
 			}
 		case pgCode(err) == codeMissingPartitions && known != nil:
-			s.partitions.forget(c.queues, c.parts) // one was deleted: resolve them again
+			s.partitions.forget(tn, c.queues, c.parts) // one was deleted: resolve them again
 		}
 		return err
 	}

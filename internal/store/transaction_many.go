@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/queen-go/queen/internal/budget"
 	"github.com/queen-go/queen/internal/mq"
+	"github.com/queen-go/queen/internal/tenant"
 )
 
 // MaxTxnCall is the most requests one Transactions call carries; callers pass at most this
@@ -62,6 +63,12 @@ func (s *Store) Transactions(ctx context.Context, calls []TxnCall) ([]TxnCallRes
 	case len(calls) > MaxTxnCall:
 		return nil, fmt.Errorf("transactions: %d requests, at most %d per call", len(calls), MaxTxnCall)
 	}
+	for _, c := range calls[1:] {
+		if c.Tenant != calls[0].Tenant {
+			return s.transactionsPerTenant(ctx, calls)
+		}
+	}
+	ctx = tenant.With(ctx, calls[0].Tenant)
 	ctx = budget.Ensure(ctx) // the fallback calls share the merged call's deadline
 	args, names, known := s.txnManyArgs(calls)
 	out := make([]TxnCallResult, len(calls))
@@ -93,12 +100,12 @@ func (s *Store) Transactions(ctx context.Context, calls []TxnCall) ([]TxnCallRes
 		case pgErr == nil:
 			if len(n.queues) > 0 && known[r] == nil {
 				if ids := pushPartitionIDs(out[r].Results); len(ids) == len(n.queues) {
-					s.partitions.remember(n.queues, n.parts, ids)
+					s.partitions.remember(calls[r].Tenant, n.queues, n.parts, ids)
 				}
 			}
 		case pgErr.Code == codeMissingPartitions:
 			if known[r] != nil {
-				s.partitions.forget(n.queues, n.parts) // one was deleted: resolve them again
+				s.partitions.forget(calls[r].Tenant, n.queues, n.parts) // one was deleted: resolve them again
 			}
 			alone = append(alone, r)
 		default:
@@ -130,7 +137,7 @@ func (s *Store) txnManyArgs(calls []TxnCall) (txnManyArgs, []txnNames, [][]strin
 		// The pushes' partition ids from the push route's cache, as Transaction takes them:
 		// all of a request's, or none (null: qg_transaction_many resolves the names).
 		if len(c.Pushes) > 0 {
-			known[r] = s.partitions.lookup(pc.queues, pc.parts)
+			known[r] = s.partitions.lookup(c.Tenant, pc.queues, pc.parts)
 		}
 		call.PIDs = uuidJSON(known[r])
 		a.Requests[r] = call
@@ -165,3 +172,36 @@ type txnManyRow struct {
 }
 
 var txnManyRows = readQuery[txnManyRow]{sqlTransactionMany}
+
+// transactionsPerTenant runs a call holding requests of several tenants (the broker's merger
+// never sends one) as one call per tenant, in order of first appearance: a call runs in one
+// tenant's scope, where the pushes' names resolve. Each request's outcome is still the one it
+// would have alone; a tenant's call that fails as a whole fails its requests only, since the
+// calls before it may have committed.
+func (s *Store) transactionsPerTenant(ctx context.Context, calls []TxnCall) ([]TxnCallResult, error) {
+	var order []string
+	groups := map[string][]int{}
+	for i, c := range calls {
+		if _, seen := groups[c.Tenant]; !seen {
+			order = append(order, c.Tenant)
+		}
+		groups[c.Tenant] = append(groups[c.Tenant], i)
+	}
+	out := make([]TxnCallResult, len(calls))
+	for _, t := range order {
+		idx := groups[t]
+		sub := make([]TxnCall, len(idx))
+		for j, i := range idx {
+			sub[j] = calls[i]
+		}
+		res, err := s.Transactions(ctx, sub)
+		for j, i := range idx {
+			if err != nil {
+				out[i] = TxnCallResult{Err: txnError(err)}
+			} else {
+				out[i] = res[j]
+			}
+		}
+	}
+	return out, nil
+}

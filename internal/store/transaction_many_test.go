@@ -81,7 +81,7 @@ func newTxnEnv(t *testing.T, schema string) *txnEnv {
 	}
 	e.clock.Advance(2500 * time.Millisecond) // exp's lease is gone, the others (300 s) live
 	e.readNames()
-	e.s.partitions.remember([]string{"out"}, []string{"o9"}, []string{txnStalePID})
+	e.s.partitions.remember("", []string{"out"}, []string{"o9"}, []string{txnStalePID})
 	return e
 }
 
@@ -251,7 +251,7 @@ func TestTransactionsEachAsAlone(t *testing.T) {
 	if d := b.dlq("q"); len(d) != 1 || d[0].TransactionID != "em1" || d[0].Error != "poison" {
 		t.Errorf("dlq %+v", d)
 	}
-	if ids := merged.s.partitions.lookup([]string{"out", "out"}, []string{"o1", "o9"}); ids == nil || ids[1] == txnStalePID {
+	if ids := merged.s.partitions.lookup("", []string{"out", "out"}, []string{"o1", "o9"}); ids == nil || ids[1] == txnStalePID {
 		t.Errorf("cache after the call: %v", ids)
 	}
 

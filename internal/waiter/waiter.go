@@ -11,6 +11,8 @@ import (
 // Signal says that a queue may have become deliverable. Namespace and Task are known only
 // when the signal came through PostgreSQL NOTIFY (HasLabels).
 type Signal struct {
+	// Tenant is the queue's tenant: a signal wakes no pop of another tenant.
+	Tenant                 string
 	Queue, Namespace, Task string
 	HasLabels              bool
 	// Wake bounds how many parked pops the signal wakes, oldest first; 0 wakes them all.
@@ -22,11 +24,15 @@ type Signal struct {
 // Filter says which signals wake a parked pop: a queue pop names Queue; a namespace/task pop
 // names Namespace and/or Task (empty = any).
 type Filter struct {
+	Tenant                 string
 	Queue, Namespace, Task string
 	ByLabels               bool
 }
 
 func (f Filter) matches(s Signal) bool {
+	if f.Tenant != s.Tenant {
+		return false
+	}
 	if !f.ByLabels {
 		return f.Queue == s.Queue
 	}

@@ -1,3 +1,30 @@
+-- Tenant scope (docs/api/concepts.md §14; migration 0020, internal/store/scope.go): the view
+-- queues shows the session's tenant's queues only. Objects reached by id rather than through
+-- queues are checked with these, so that another tenant's answers as if it did not exist.
+
+-- Whether the session sees every tenant (no scope, or the operator's).
+CREATE OR REPLACE FUNCTION qg_scope_all() RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT coalesce(current_setting('qg.scope', true), '') = '' OR current_setting('qg.scope', true) = '*';
+$$;
+
+-- Whether the session's scope sees queue p_qid.
+CREATE OR REPLACE FUNCTION qg_sees_queue(p_qid uuid) RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT qg_scope_all() OR EXISTS (SELECT 1 FROM queues q WHERE q.id = p_qid);
+$$;
+
+-- Whether the session's scope sees partition p_pid (false for one that does not exist).
+CREATE OR REPLACE FUNCTION qg_sees_partition(p_pid uuid) RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT EXISTS (SELECT 1 FROM partitions p JOIN queues q ON q.id = p.queue_id WHERE p.id = p_pid);
+$$;
+
+-- p_pids with NULL (no partition) in place of each id the session's scope does not see: the
+-- acks of another tenant's messages then answer as acks of unknown ones, and change nothing.
+CREATE OR REPLACE FUNCTION qg_visible_pids(p_pids uuid[]) RETURNS uuid[] LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN qg_scope_all() THEN p_pids ELSE
+        (SELECT coalesce(array_agg(CASE WHEN qg_sees_partition(u.pid) THEN u.pid END ORDER BY u.o), '{}')
+         FROM unnest(p_pids) WITH ORDINALITY AS u (pid, o)) END;
+$$;
+
 -- Serialises, per queue, partition creation and group registration: a partition created while
 -- a group registers would otherwise be missed both by the registration (not there yet) and by
 -- the pushes into it (they would not see the registration yet), leaving its work unlisted.
@@ -16,7 +43,7 @@ BEGIN
     SELECT gen_random_uuid(), s.q, split_part(s.q, '.', 1), split_part(s.q, '.', 2)
     FROM (SELECT DISTINCT q FROM unnest(p_queues) AS u (q)) s
     ORDER BY s.q
-    ON CONFLICT (name) DO NOTHING;
+    ON CONFLICT (tenant, name) DO NOTHING;
 
     PERFORM qg_lock_queue_groups(array_agg(q.id)) FROM queues q WHERE q.name = ANY (p_queues);
 

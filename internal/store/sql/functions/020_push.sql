@@ -9,17 +9,20 @@ END $$;
 -- Used by the rare writers (configure, seeks, housekeeping). Pushes and acks do not notify
 -- inside their transaction (it would serialise their commits): the broker signals after them
 -- through qg_notify_queues.
+-- The payload is [name, namespace, task, tenant]: a wake-up reaches no pop of another tenant.
 CREATE OR REPLACE FUNCTION qg_notify_queue(p_queue_id uuid) RETURNS void LANGUAGE sql AS $$
-    SELECT pg_notify('qg_wake:' || current_schema(), json_build_array(q.name, q.namespace, q.task)::text)
+    SELECT pg_notify('qg_wake:' || current_schema(), json_build_array(q.name, q.namespace, q.task, q.tenant)::text)
     FROM queues q WHERE q.id = p_queue_id;
 $$;
 
 -- Signals the named queues to every instance, in its own transaction, after their writes.
 -- PL/pgSQL so that its plan is kept: it runs after every push and ack flush.
-CREATE OR REPLACE FUNCTION qg_notify_queues(p_names text[]) RETURNS void LANGUAGE plpgsql AS $$
+-- p_tenants and p_names are pairs (the broker sends its signals unscoped, for every tenant).
+CREATE OR REPLACE FUNCTION qg_notify_queues(p_tenants text[], p_names text[]) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_notify('qg_wake:' || current_schema(), json_build_array(q.name, q.namespace, q.task)::text)
-    FROM queues q WHERE q.name = ANY (p_names);
+    PERFORM pg_notify('qg_wake:' || current_schema(), json_build_array(q.name, q.namespace, q.task, q.tenant)::text)
+    FROM unnest(p_tenants, p_names) AS u (t, n)
+    JOIN queues q ON q.tenant = u.t AND q.name = u.n;
 END $$;
 
 -- One item's outcome in a push plan: carried between the statements of qg_push_items and

@@ -461,6 +461,11 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_now timestamptz := coalesce(p_now, clock_timestamp());
 BEGIN
+    -- Another tenant's lease is an unknown one.
+    IF NOT qg_scope_all() AND NOT EXISTS (SELECT 1 FROM consumers c JOIN queues q ON q.id = c.queue_id
+                                          WHERE c.lease_id = p_lease_id) THEN
+        p_lease_id := NULL;
+    END IF;
     -- Lock in the common consumer-row order so an extend never deadlocks with an ack batch.
     PERFORM 1 FROM consumers c WHERE c.lease_id = p_lease_id
     ORDER BY c.partition_id, c.consumer_group FOR NO KEY UPDATE;

@@ -223,6 +223,7 @@ DECLARE
     v_required uuid[] := (SELECT array_agg(DISTINCT r) FROM unnest(p_required) r WHERE r IS NOT NULL);
     v_eval     qg_ack_eval[];
 BEGIN
+    p_pids := qg_visible_pids(p_pids); -- another tenant's partition is no partition
     IF v_required IS NULL THEN
         RETURN QUERY SELECT * FROM qg_ack_batch_fast(p_pids, p_keys, p_groups, p_statuses, p_leases, v_now);
         IF FOUND THEN
@@ -467,6 +468,7 @@ DECLARE
     v_lo  integer;
     v_hi  integer;
 BEGIN
+    p_pids := qg_visible_pids(p_pids); -- another tenant's partition is no partition
     PERFORM 1 FROM consumers c
     WHERE (c.partition_id, c.consumer_group) IN (SELECT u.pid, u.grp FROM unnest(p_pids, p_groups) AS u (pid, grp))
     ORDER BY c.partition_id, c.consumer_group

@@ -16,7 +16,7 @@ BEGIN
         (p_opts->>'retentionSeconds')::int, (p_opts->>'completedRetentionSeconds')::int,
         (p_opts->>'retentionEnabled')::boolean, (p_opts->>'encryptionEnabled')::boolean,
         (p_opts->>'maxWaitTimeSeconds')::int, (p_opts->>'dedupWindowSeconds')::int)
-    ON CONFLICT (name) DO UPDATE SET
+    ON CONFLICT (tenant, name) DO UPDATE SET
         namespace = EXCLUDED.namespace, task = EXCLUDED.task,
         lease_time = EXCLUDED.lease_time, retry_limit = EXCLUDED.retry_limit,
         retry_delay = EXCLUDED.retry_delay, priority = EXCLUDED.priority,

@@ -163,7 +163,7 @@ LANGUAGE sql STABLE AS $$
     JOIN consumers c ON c.partition_id = m.partition_id
     LEFT JOIN requeued r ON r.partition_id = m.partition_id AND r.consumer_group = c.consumer_group
                         AND r.position = m.position
-    WHERE m.partition_id = p_pid AND m.transaction_id = p_key
+    WHERE m.partition_id = p_pid AND m.transaction_id = p_key AND qg_sees_partition(p_pid)
     ORDER BY c.consumer_group;
 $$;
 
@@ -177,6 +177,9 @@ DECLARE
     v_id      uuid;
     v_created timestamptz;
 BEGIN
+    IF NOT qg_sees_partition(p_pid) THEN
+        RETURN false; -- another tenant's message is no message
+    END IF;
     PERFORM 1 FROM partitions p WHERE p.id = p_pid FOR NO KEY UPDATE;
     IF NOT FOUND THEN
         RETURN false;

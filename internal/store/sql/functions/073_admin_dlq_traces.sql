@@ -7,6 +7,7 @@ CREATE OR REPLACE FUNCTION qg_dlq_matching(p_queue text, p_group text, p_partiti
 RETURNS SETOF dlq LANGUAGE sql STABLE AS $$
     SELECT d.* FROM dlq d
     WHERE (p_queue IS NULL OR d.queue_id = (SELECT q.id FROM queues q WHERE q.name = p_queue))
+      AND qg_sees_queue(d.queue_id)
       AND (p_group IS NULL OR d.consumer_group = p_group)
       AND (p_partition IS NULL OR d.partition_name = p_partition)
       AND (p_error IS NULL OR d.error_message = p_error)
@@ -48,7 +49,7 @@ BEGIN
     INSERT INTO traces (id, partition_id, transaction_id, consumer_group, event_type, data, worker_id,
                         trace_names, created_at)
     SELECT p_id, m.partition_id, m.transaction_id, p_group, p_event, p_data::json, p_worker, v_names, v_now
-    FROM messages m WHERE m.partition_id = p_pid AND m.transaction_id = p_key;
+    FROM messages m WHERE m.partition_id = p_pid AND m.transaction_id = p_key AND qg_sees_partition(p_pid);
     IF NOT FOUND THEN
         RETURN false;
     END IF;
@@ -66,7 +67,7 @@ RETURNS TABLE (id text, event_type text, data text, consumer_group text, worker_
 LANGUAGE sql STABLE AS $$
     SELECT t.id::text, t.event_type, t.data::text, t.consumer_group, t.worker_id, t.created_at, t.trace_names
     FROM traces t
-    WHERE t.partition_id = p_pid AND t.transaction_id = p_key
+    WHERE t.partition_id = p_pid AND t.transaction_id = p_key AND qg_sees_partition(p_pid)
     ORDER BY t.created_at, t.id;
 $$;
 
@@ -85,7 +86,7 @@ LANGUAGE sql STABLE AS $$
     LEFT JOIN partitions p ON p.id = t.partition_id
     LEFT JOIN queues q ON q.id = p.queue_id
     LEFT JOIN messages m ON m.partition_id = t.partition_id AND m.transaction_id = t.transaction_id
-    WHERE n.trace_name = p_name
+    WHERE n.trace_name = p_name AND (qg_scope_all() OR q.id IS NOT NULL)
     ORDER BY n.created_at, n.trace_id
     LIMIT p_limit OFFSET p_offset;
 $$;
@@ -93,7 +94,7 @@ $$;
 -- How many trace records carry one name.
 CREATE OR REPLACE FUNCTION qg_trace_name_count(p_name text)
 RETURNS bigint LANGUAGE sql STABLE AS $$
-    SELECT count(*) FROM trace_names n WHERE n.trace_name = p_name;
+    SELECT count(*) FROM trace_names n WHERE n.trace_name = p_name AND (qg_scope_all() OR qg_sees_partition(n.partition_id));
 $$;
 
 -- Every trace name with its record and message counts, most recently seen first.
@@ -102,7 +103,8 @@ RETURNS TABLE (trace_name text, trace_count bigint, message_count bigint, last_s
 LANGUAGE sql STABLE AS $$
     SELECT n.trace_name, count(*), count(DISTINCT (n.partition_id, n.transaction_id)), max(n.created_at)
     FROM trace_names n
-    WHERE p_search IS NULL OR position(lower(p_search) IN lower(n.trace_name)) > 0
+    WHERE (p_search IS NULL OR position(lower(p_search) IN lower(n.trace_name)) > 0)
+      AND (qg_scope_all() OR qg_sees_partition(n.partition_id))
     GROUP BY n.trace_name
     ORDER BY max(n.created_at) DESC, n.trace_name
     LIMIT p_limit OFFSET p_offset;
@@ -113,5 +115,6 @@ $$;
 CREATE OR REPLACE FUNCTION qg_trace_name_total(p_search text)
 RETURNS bigint LANGUAGE sql STABLE AS $$
     SELECT count(DISTINCT n.trace_name) FROM trace_names n
-    WHERE p_search IS NULL OR position(lower(p_search) IN lower(n.trace_name)) > 0;
+    WHERE (p_search IS NULL OR position(lower(p_search) IN lower(n.trace_name)) > 0)
+      AND (qg_scope_all() OR qg_sees_partition(n.partition_id));
 $$;

@@ -104,6 +104,7 @@ LANGUAGE sql STABLE AS $$
         WHERE l.age >= p_min_lag
           AND (p_queue IS NULL OR sc.queue_id = (SELECT q.id FROM queues q WHERE q.name = p_queue))
           AND (p_group IS NULL OR sc.consumer_group = p_group)
+          AND qg_sees_queue(sc.queue_id)
         ORDER BY
             CASE WHEN p_sort = 'partition' AND NOT p_desc THEN sc.partition_name END,
             CASE WHEN p_sort = 'partition' AND p_desc THEN sc.partition_name END DESC,
@@ -158,24 +159,24 @@ BEGIN
         END IF;
     END IF;
     PERFORM 1 FROM consumers c
-    WHERE c.consumer_group = p_group AND (v_qid IS NULL OR c.queue_id = v_qid)
+    WHERE c.consumer_group = p_group AND (v_qid IS NULL OR c.queue_id = v_qid) AND qg_sees_queue(c.queue_id)
     ORDER BY c.partition_id FOR UPDATE;
     WITH d AS (DELETE FROM consumers c
-               WHERE c.consumer_group = p_group AND (v_qid IS NULL OR c.queue_id = v_qid)
+               WHERE c.consumer_group = p_group AND (v_qid IS NULL OR c.queue_id = v_qid) AND qg_sees_queue(c.queue_id)
                RETURNING c.queue_id)
     SELECT count(*), array_agg(DISTINCT d.queue_id) INTO deleted, v_qids FROM d;
     -- The listings read the stats job's lag (qg_lagging_pairs): removed pairs leave it now.
     DELETE FROM stats_consumers sc
-    WHERE sc.consumer_group = p_group AND (v_qid IS NULL OR sc.queue_id = v_qid);
+    WHERE sc.consumer_group = p_group AND (v_qid IS NULL OR sc.queue_id = v_qid) AND qg_sees_queue(sc.queue_id);
     IF p_metadata THEN
         WITH d AS (DELETE FROM subscriptions s
-                   WHERE s.consumer_group = p_group AND (v_qid IS NULL OR s.queue_id = v_qid)
+                   WHERE s.consumer_group = p_group AND (v_qid IS NULL OR s.queue_id = v_qid) AND qg_sees_queue(s.queue_id)
                    RETURNING s.queue_id)
         SELECT array_agg(DISTINCT x) INTO v_qids
         FROM (SELECT unnest(v_qids) UNION SELECT d.queue_id FROM d) AS u (x);
         -- Unregistered, the group has no work listed; a later pop registers it afresh.
         DELETE FROM partition_work w
-        WHERE w.consumer_group = p_group AND (v_qid IS NULL OR w.queue_id = v_qid);
+        WHERE w.consumer_group = p_group AND (v_qid IS NULL OR w.queue_id = v_qid) AND qg_sees_queue(w.queue_id);
     ELSE
         -- Still registered, without cursors: it restarts by its subscription wherever
         -- messages are stored, so pops must find those partitions in the work index.
@@ -195,7 +196,7 @@ DECLARE
 BEGIN
     -- Queue mode always reads from the first stored message; its registration stays as is.
     WITH u AS (UPDATE subscriptions s SET mode = 'timestamp', subscription_timestamp = p_ts
-               WHERE s.consumer_group = p_group AND p_group <> '__QUEUE_MODE__' RETURNING s.queue_id)
+               WHERE s.consumer_group = p_group AND p_group <> '__QUEUE_MODE__' AND qg_sees_queue(s.queue_id) RETURNING s.queue_id)
     SELECT count(*), array_agg(u.queue_id) INTO updated, v_qids FROM u;
     PERFORM qg_notify_queue(x) FROM unnest(v_qids) AS x;
     queue_names := ARRAY(SELECT q.name FROM queues q WHERE q.id = ANY (v_qids) ORDER BY q.name);

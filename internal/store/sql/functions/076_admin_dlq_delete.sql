@@ -5,14 +5,14 @@
 -- Removes one entry; false when there was none.
 CREATE OR REPLACE FUNCTION qg_dlq_delete(p_id uuid)
 RETURNS boolean LANGUAGE sql AS $$
-    WITH gone AS (DELETE FROM dlq d WHERE d.id = p_id RETURNING 1)
+    WITH gone AS (DELETE FROM dlq d WHERE d.id = p_id AND qg_sees_queue(d.queue_id) RETURNING 1)
     SELECT EXISTS (SELECT 1 FROM gone);
 $$;
 
 -- Removes the named entries (repeats count once); returns the ids removed.
 CREATE OR REPLACE FUNCTION qg_dlq_delete_ids(p_ids uuid[])
 RETURNS SETOF text LANGUAGE sql AS $$
-    DELETE FROM dlq d WHERE d.id = ANY (p_ids) RETURNING d.id::text;
+    DELETE FROM dlq d WHERE d.id = ANY (p_ids) AND qg_sees_queue(d.queue_id) RETURNING d.id::text;
 $$;
 
 -- Removes up to p_limit entries matching the filters (as qg_dlq_matching), oldest failedAt

@@ -25,7 +25,8 @@ DECLARE
     v_qid uuid;
     v_c   consumers%ROWTYPE;
 BEGIN
-    SELECT m.position, m.id INTO v_pos, v_mid FROM messages m WHERE m.partition_id = p_pid AND m.transaction_id = p_key;
+    SELECT m.position, m.id INTO v_pos, v_mid FROM messages m
+    WHERE m.partition_id = p_pid AND m.transaction_id = p_key AND qg_sees_partition(p_pid);
     IF NOT FOUND THEN
         RETURN;
     END IF;

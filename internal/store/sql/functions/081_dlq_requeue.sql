@@ -22,7 +22,7 @@ DECLARE
     v_cursor  bigint;
     v_qid     uuid;
 BEGIN
-    SELECT * INTO v_d FROM dlq d WHERE d.id = p_id;
+    SELECT * INTO v_d FROM dlq d WHERE d.id = p_id AND qg_sees_queue(d.queue_id);
     IF NOT FOUND THEN
         RETURN 'DLQ entry not found';
     END IF;
@@ -160,7 +160,8 @@ BEGIN
     -- Locks as qg_dlq_redeliver takes them: consumer rows, the message, its entries.
     PERFORM 1 FROM consumers c WHERE c.partition_id = p_pid AND (p_group IS NULL OR c.consumer_group = p_group)
     ORDER BY c.consumer_group FOR UPDATE;
-    SELECT m.position, m.id INTO v_pos, v_mid FROM messages m WHERE m.partition_id = p_pid AND m.transaction_id = p_key
+    SELECT m.position, m.id INTO v_pos, v_mid FROM messages m
+    WHERE m.partition_id = p_pid AND m.transaction_id = p_key AND qg_sees_partition(p_pid)
     FOR KEY SHARE;
     IF NOT FOUND THEN
         RETURN;

@@ -11,7 +11,7 @@ CREATE OR REPLACE FUNCTION qg_dlq_copy_sources(p_ids uuid[], p_queue text, p_gro
 RETURNS TABLE (id text, partition_name text, payload text, encrypted boolean, trace_id text)
 LANGUAGE sql STABLE AS $$
     SELECT d.id::text, d.partition_name, d.payload::text, d.encrypted, d.trace_id::text
-    FROM dlq d WHERE p_ids IS NOT NULL AND d.id = ANY (p_ids)
+    FROM dlq d WHERE p_ids IS NOT NULL AND d.id = ANY (p_ids) AND qg_sees_queue(d.queue_id)
     UNION ALL
     SELECT x.* FROM (
         SELECT d.id::text, d.partition_name, d.payload::text, d.encrypted, d.trace_id::text
