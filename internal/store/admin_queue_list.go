@@ -31,6 +31,7 @@ type queueSummaryRow struct {
 	Processing int64     `db:"processing"`
 	DeadLetter int64     `db:"dead_letter"`
 	MaxTimeLag int64     `db:"max_time_lag"`
+	Tenant     *string   `db:"-"` // not a column: filled for the operator's listing below
 }
 
 var queueSummaryRows = callOf[queueSummaryRow](sqlListQueues)
