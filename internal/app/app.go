@@ -196,7 +196,8 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	}, log)
 	a.broker = broker.New(a.store, a.hub, broker.Config{DefaultSubscriptionMode: cfg.DefaultSubscriptionMode,
 		PollInitial: cfg.PopWaitInitialInterval, PollMax: cfg.PopWaitMaxInterval, EncryptionKey: a.key,
-		Recorder: a.metrics, PushCalls: cfg.PushConcurrency, ConsumeCalls: cfg.ConsumeConcurrency, Tracer: tracer}, log)
+		Recorder: a.metrics, PushCalls: cfg.PushConcurrency, ConsumeCalls: cfg.ConsumeConcurrency, Tracer: tracer,
+		LimitRefused: a.metrics.LimitRefused}, log)
 	if err := a.openSpool(); err != nil {
 		a.store.Close()
 		return nil, err
@@ -204,7 +205,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*App, error) {
 	if a.migrated {
 		a.afterMigration(ctx)
 	}
-	apiCfg.Metrics, apiCfg.Jobs, apiCfg.Maintenance = a.metrics, a.jobs, a.broker
+	apiCfg.Metrics, apiCfg.Jobs, apiCfg.Maintenance, apiCfg.Limits = a.metrics, a.jobs, a.broker, a.broker
 	apiCfg.Database = diagnostics{a.store, o.embeddedDir}
 	apiCfg.FileBuffer = a.fileBuffer
 	apiCfg.XminWarn = cfg.XminWarn

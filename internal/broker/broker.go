@@ -57,6 +57,9 @@ type Config struct {
 	// Tracer starts the operation and database spans (OpenTelemetry, tracing.go); nil: a no-op
 	// tracer.
 	Tracer trace.Tracer
+	// LimitRefused counts a request refused by a tenant limit, by tenant label (the tenant when
+	// the limits name it, else OtherTenants) and limit (mq.LimitQueues, …); nil counts nothing.
+	LimitRefused func(tenant, limit string)
 }
 
 // Broker is the domain layer. Safe for concurrent use. It serves between Start and Stop: its
@@ -79,6 +82,8 @@ type Broker struct {
 	txns  *merger[txnReq]
 	hub   *waiter.Hub
 	modes modes // the maintenance flags (maintenance.go)
+	// limits are the tenants' limits as last read, and the push-rate buckets (limits.go).
+	limits limiter
 	// spooling is the file buffer a push goes to when the database is unavailable.
 	spooling spooling
 	cfg      Config
@@ -142,6 +147,7 @@ func (b *Broker) Start(ctx context.Context) error {
 			return err
 		}
 		b.loadMaintenance(ctx)
+		b.loadLimits(ctx)
 		b.Go(b.watchMaintenance)
 		if !b.cfg.WithoutListener {
 			b.Go(b.listen)

@@ -22,7 +22,7 @@ func (b *Broker) Configure(ctx context.Context, name string, namespace, task *st
 	if err == nil && opts.EncryptionEnabled && b.sealer.key == nil {
 		b.log.Warn(plaintextWarning, "queue", name)
 	}
-	return queueID, partitionID, ns, tk, err
+	return queueID, partitionID, ns, tk, b.refused(ctx, err)
 }
 
 // WarnPlaintextQueues logs each queue that asks for encryption while no key is loaded (its

@@ -129,8 +129,8 @@ func (b *Broker) loadMaintenance(ctx context.Context) {
 	}
 }
 
-// watchMaintenance is the fallback reader: it re-reads the flags every maintenancePoll, or at
-// once when kicked, until ctx ends.
+// watchMaintenance is the fallback reader: it re-reads the flags (and the tenants' limits)
+// every maintenancePoll, or at once when kicked, until ctx ends.
 func (b *Broker) watchMaintenance(ctx context.Context) {
 	t := time.NewTicker(maintenancePoll)
 	defer t.Stop()
@@ -142,5 +142,6 @@ func (b *Broker) watchMaintenance(ctx context.Context) {
 		case <-b.modes.kick:
 		}
 		b.loadMaintenance(ctx)
+		b.loadLimits(ctx) // the tenants' limits, for the push rate (limits.go)
 	}
 }

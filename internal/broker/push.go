@@ -19,6 +19,10 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 		// hand, as in tests) refuses them rather than write them to the database.
 		return nil, mq.ErrPushMaintenance
 	}
+	// The push rate first: a push it refuses is neither written nor spooled.
+	if err := b.limits.allowPush(ctx, len(items), b.store.Now()); err != nil {
+		return nil, b.refused(ctx, err)
+	}
 	rows := make([]store.PushRow, len(items))
 	ptrs := make([]*store.PushRow, len(items))
 	for i, it := range items {
@@ -47,7 +51,7 @@ func (b *Broker) push(ctx context.Context, items []mq.PushItem, producerSub *str
 				return b.spoolPush(ctx, items, rows, producerSub)
 			}
 		}
-		return nil, err
+		return nil, b.refused(ctx, err)
 	}
 	out := make([]mq.PushResult, len(res))
 	var written queueSet

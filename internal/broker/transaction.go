@@ -30,6 +30,12 @@ func (b *Broker) transaction(ctx context.Context, entries []mq.TxnEntry, require
 		keys[i] = row.Key
 		pushes = append(pushes, store.TxnPush{Index: i, Item: row, TraceID: e.TraceID})
 	}
+	if len(pushes) > 0 {
+		// A transaction's pushes count towards its tenant's push rate as the push route's do.
+		if err := b.limits.allowPush(ctx, len(pushes), b.store.Now()); err != nil {
+			return out, b.refused(ctx, err)
+		}
+	}
 	ptrs := make([]*store.PushRow, len(pushes))
 	for i := range pushes {
 		ptrs[i] = &pushes[i].Item
@@ -54,7 +60,7 @@ func (b *Broker) transaction(ctx context.Context, entries []mq.TxnEntry, require
 		return out, nil
 	}
 	if err != nil {
-		return out, err
+		return out, b.refused(ctx, err)
 	}
 	out.Results = res
 	var written queueSet

@@ -19,6 +19,11 @@ type authMeJSON struct {
 	Roles         []string `json:"roles"`
 	Level         string   `json:"level"`
 	ExpiresAt     msTime   `json:"expiresAt"`
+	// Tenant is the token's tenant (docs/api/concepts.md §14), absent for the default tenant
+	// (and with authentication off), so a broker of one tenant answers as it always did.
+	Tenant string `json:"tenant,omitempty"`
+	// Operator is present, true, for a token of the operator role, which reads every tenant.
+	Operator bool `json:"operator,omitempty"`
 }
 
 func (s *Server) registerAuthMe(r *Router) {
@@ -44,6 +49,7 @@ func (s *Server) authMe(w http.ResponseWriter, r *http.Request) {
 		out.Sub = id.ProducerSub()
 		out.Roles = append(out.Roles, id.Roles...)
 		out.Level = accessLevel(id.Access)
+		out.Tenant, out.Operator = id.Tenant, id.Operator
 		if id.ExpiresAt != nil {
 			out.ExpiresAt = msTime(*id.ExpiresAt)
 		}

@@ -48,6 +48,11 @@ func TestAuthMeOn(t *testing.T) {
 			`{"authEnabled":true,"authenticated":true,"sub":"bob","roles":["read-only","ops","admin"],"level":"admin","expiresAt":null}`},
 		{jwt.MapClaims{"roles": []any{"ops"}, "email": "x@y"}, // no sub, no known role; other claims not echoed
 			`{"authEnabled":true,"authenticated":true,"sub":null,"roles":["ops"],"level":"public","expiresAt":null}`},
+		// A tenant's token names its tenant (docs/api/concepts.md §14); the operator is marked.
+		{jwt.MapClaims{"sub": "tb", "role": "read-write", "tenant": "team-b"},
+			`{"authEnabled":true,"authenticated":true,"sub":"tb","roles":["read-write"],"level":"read-write","expiresAt":null,"tenant":"team-b"}`},
+		{jwt.MapClaims{"sub": "op", "roles": []any{"operator", "read-only"}},
+			`{"authEnabled":true,"authenticated":true,"sub":"op","roles":["operator","read-only"],"level":"read-only","expiresAt":null,"operator":true}`},
 		{jwt.MapClaims{"sub": "ro", "role": "read-only"},
 			`{"authEnabled":true,"authenticated":true,"sub":"ro","roles":["read-only"],"level":"read-only","expiresAt":null}`},
 	} {

@@ -64,6 +64,8 @@ type Config struct {
 	Overloaded func(context.Context) bool
 	// AccessLog logs one line per request, every answer included (ACCESS_LOG, accesslog.go).
 	AccessLog bool
+	// Limits stores the tenants' limits (tenant_limits.go); nil: their routes answer 503.
+	Limits Limits
 }
 
 // Defaults of the body limits, the same as the configuration's (docs/api/operations.md §1.3),
@@ -141,6 +143,7 @@ func (s *Server) register(r *Router) {
 	s.registerMaintenance(r)
 	s.registerStreams(r)
 	s.registerAuthMe(r)
+	s.registerTenantLimits(r)
 	s.registerSystemJobs(r)
 	if d := s.cfg.Dashboard; d != nil {
 		r.Handle(http.MethodGet, "/", LevelPublic, d.ServeHTTP)
@@ -154,6 +157,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case windowError(w, err):
 		// The read side's own guard on a window (docs/api/operations.md §9.5).
+	case limitRefused(w, err):
+		// Past a tenant limit: nothing was written (docs/api/concepts.md §14).
 	case errors.Is(err, mq.ErrUnavailable):
 		writeError(w, http.StatusServiceUnavailable, mq.TextUnavailable)
 	case errors.Is(err, mq.ErrBusy):

@@ -65,6 +65,9 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := s.data.Transaction(r.Context(), entries, required, producerSub(r))
+	if limitRefused(w, err) {
+		return // past a tenant limit: nothing was written
+	}
 	if err != nil {
 		text := mq.TextUnavailable
 		switch {

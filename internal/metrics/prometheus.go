@@ -75,6 +75,8 @@ type histograms struct {
 	delivery prometheus.Histogram
 	// overload counts the answers given as load rather than outage (docs/api/operations.md §9.7).
 	overload *prometheus.CounterVec
+	// limits counts the requests refused by a tenant limit (docs/api/concepts.md §14).
+	limits *prometheus.CounterVec
 }
 
 func newHistograms() histograms {
@@ -93,7 +95,18 @@ func newHistograms() histograms {
 			Name: "queen_overload_answers_total",
 			Help: "Requests answered as load (503 Server busy, 500 Request timed out, a push spooled) because a call passed its deadline on a database the outage probe reached, by route pattern.",
 		}, []string{"route"}),
+		limits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queen_tenant_limit_refusals_total",
+			Help: "Requests answered 429 because they would pass a tenant limit, by tenant (\"other\" for tenants the limits configuration does not name) and limit (queues, messages, push rate).",
+		}, []string{"tenant", "limit"}),
 	}
+}
+
+// LimitRefused counts one request refused by a tenant limit (queen_tenant_limit_refusals_total).
+// tenant must be a tenant named in the limits configuration or "other", so that the label's
+// values are bounded by that configuration.
+func (c *Collector) LimitRefused(tenant, limit string) {
+	c.hist.limits.WithLabelValues(tenant, limit).Inc()
 }
 
 // Overload counts one request answered as load, not outage (queen_overload_answers_total).
@@ -113,7 +126,7 @@ func (c *Collector) ObserveRequest(method, route string, code int, took time.Dur
 // (omitted when it fails), and the standard Go and process collectors.
 func (c *Collector) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(promCollector{c}, c.hist.request, c.hist.delivery, c.hist.overload, collectors.NewGoCollector(),
+	reg.MustRegister(promCollector{c}, c.hist.request, c.hist.delivery, c.hist.overload, c.hist.limits, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mfs, err := reg.Gather()

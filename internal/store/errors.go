@@ -30,6 +30,10 @@ func classify(err error) error {
 			pgErr.Code == "25006", // read-only transaction (standby, recovery)
 			isServerTimeout(pgErr.Code):
 			return errors.Join(mq.ErrUnavailable, err)
+		case pgErr.Code == codeTenantLimit:
+			// The refusal, and still the database's answer (ServerAnswered): a merged call
+			// refused so is retried request by request, and only the one passing the limit fails.
+			return errors.Join(limitError(pgErr), err)
 		}
 		return err
 	}

@@ -71,7 +71,11 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 // Transactions answers each request's error with it too, so both say the same.
 func txnError(err error) error {
 	var pgErr *pgconn.PgError
+	var limit *mq.LimitError
 	switch {
+	case errors.As(err, &limit):
+		// Refused by a tenant limit (classify): answered as such, not as a rollback.
+		return limit
 	case errors.As(err, &pgErr) && isServerTimeout(pgErr.Code):
 		// PostgreSQL ended the call and rolled it back: the outcome is known, so it is the
 		// documented QDB rollback rather than a 500 (docs/api/operations.md §9.1).

@@ -38,12 +38,15 @@ $$;
 -- Rows are inserted in a fixed order so concurrent callers cannot deadlock on each other.
 CREATE OR REPLACE FUNCTION qg_ensure_partitions(p_queues text[], p_partitions text[])
 RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_limit bigint := qg_tenant_limit('queues'); -- the tenant's queue limit, its row locked
 BEGIN
     INSERT INTO queues (id, name, namespace, task)
     SELECT gen_random_uuid(), s.q, split_part(s.q, '.', 1), split_part(s.q, '.', 2)
     FROM (SELECT DISTINCT q FROM unnest(p_queues) AS u (q)) s
     ORDER BY s.q
     ON CONFLICT (tenant, name) DO NOTHING;
+    PERFORM qg_check_tenant_limit('queues', v_limit);
 
     PERFORM qg_lock_queue_groups(array_agg(q.id)) FROM queues q WHERE q.name = ANY (p_queues);
 

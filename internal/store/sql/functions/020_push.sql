@@ -58,7 +58,15 @@ CREATE OR REPLACE FUNCTION qg_push_items(
     p_traces uuid[], p_subs text[], p_now timestamptz, p_strict boolean,
     p_uncapped boolean[] DEFAULT NULL)
 RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
+DECLARE
+    v_limit bigint;
 BEGIN
+    -- The tenant's stored-messages limit (130_tenant_limits.sql): its row locked before the
+    -- push's own locks, the count checked after the writes; a replay of spooled pushes (every
+    -- item uncapped) was accepted when it was spooled and is not checked.
+    IF p_uncapped IS NULL OR NOT (true = ALL (p_uncapped)) THEN
+        v_limit := qg_tenant_limit('messages');
+    END IF;
     IF cardinality(p_pids) = 1 THEN
         RETURN QUERY SELECT * FROM qg_push_one(p_pids[1], p_keys[1], p_ids[1], p_payloads[1], p_encrypted[1],
             p_traces[1], p_subs[1], p_now, p_strict, coalesce(p_uncapped[1], false));
@@ -69,6 +77,7 @@ BEGIN
         RETURN QUERY SELECT * FROM qg_push_set(p_pids, p_keys, p_ids, p_payloads, p_encrypted, p_traces,
             p_subs, p_now, p_strict, p_uncapped);
     END IF;
+    PERFORM qg_check_tenant_limit('messages', v_limit);
 END $$;
 
 -- qg_push_items for one item: the same locks in the same order, the same decision (a stored

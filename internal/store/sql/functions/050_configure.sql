@@ -3,6 +3,8 @@
 CREATE OR REPLACE FUNCTION qg_configure(p_name text, p_namespace text, p_task text, p_opts jsonb,
     OUT queue_id uuid, OUT partition_id uuid)
 LANGUAGE plpgsql AS $$
+DECLARE
+    v_limit bigint := qg_tenant_limit('queues'); -- the tenant's queue limit, its row locked
 BEGIN
     INSERT INTO queues AS q (id, name, namespace, task, lease_time, retry_limit, retry_delay,
         priority, max_size, ttl, dead_letter_queue, dlq_after_max_retries, delayed_processing,
@@ -32,6 +34,7 @@ BEGIN
         dedup_window_seconds = EXCLUDED.dedup_window_seconds,
         updated_at = now()
     RETURNING q.id INTO queue_id;
+    PERFORM qg_check_tenant_limit('queues', v_limit);
 
     SELECT p.id INTO partition_id FROM partitions p WHERE p.queue_id = qg_configure.queue_id AND p.name = 'Default';
     IF partition_id IS NULL THEN
