@@ -265,9 +265,11 @@ var nulBodies = map[string]string{
 }
 
 // nulDataRoutes are the routes with a path name that call the data path, not the read side
-// (the broker keeps U+0000 from the database itself: TestHostileNULInPathAndQuery).
+// (the broker keeps U+0000 from the database itself: TestHostileNULInPathAndQuery), and the
+// tenant limits, whose tenant name is checked as a token's claim is (letters, digits, '.', '_'
+// and '-') before anything is called.
 var nulDataRoutes = []string{"/api/v1/pop/queue/:queue", "/api/v1/pop/queue/:queue/partition/:partition",
-	"/api/v1/lease/:leaseId/extend", "/streams/v1/queries/:name"}
+	"/api/v1/lease/:leaseId/extend", "/streams/v1/queries/:name", "/api/v1/system/tenants/:tenant/limits"}
 
 // methodRoute is one registered method and route.
 type methodRoute struct {
