@@ -1158,6 +1158,48 @@ await test('a page of another origin cannot change an open broker; once its orig
   }
 });
 
+// ---------- tenants ----------
+
+await test('tenants: each tenant signs in, sees its tenant in the header and only its own queues', async () => {
+  // Broker B (authentication on): tokens minted with its secret carry the tenant claim
+  // (docs/api/concepts.md §14). Both tenants have a queue "tenant-shared"; each has one of its own.
+  const tenants = ['team-red', 'team-blue'];
+  const tok = Object.fromEntries(tenants.map((t) => [t, jwt({ sub: t + '-user', role: 'admin', tenant: t, exp: now() + 3600 })]));
+  for (const t of tenants) {
+    await ok(B, '/api/v1/push', { method: 'POST', token: tok[t], body: { items: [{ queue: 'tenant-shared', payload: { owner: t } }, { queue: 'tenant-' + t, payload: { owner: t } }] } });
+  }
+  try {
+    for (const t of tenants) {
+      const other = tenants.find((o) => o !== t);
+      const page = await open(B, { token: tok[t] });
+      for (const p of missing404) page.allow404.add(p);
+      await goto(page, '#/queues?q=tenant-');
+      await page.locator('#queue-list tbody tr', { hasText: 'tenant-' + t }).first().waitFor();
+      const names = await page.locator('#queue-list tbody tr td:first-child').allInnerTexts();
+      assert(names.includes('tenant-' + t) && names.includes('tenant-shared'), `${t} does not see its queues: ${JSON.stringify(names)}`);
+      assert(!names.includes('tenant-' + other), `${t} sees ${other}'s queue: ${JSON.stringify(names)}`);
+      assert(!(await page.locator('#queue-list th', { hasText: 'Tenant' }).count()), `${t}'s list has a tenant column`);
+      const chip = await text(page, '#tenant-chip');
+      assert(chip === 'tenant ' + t, `header says "${chip}", not tenant ${t}`);
+      // The shared name is this tenant's queue: its one message is this tenant's.
+      await goto(page, '#/queues/tenant-shared?tab=messages');
+      await page.locator('main', { hasText: t }).first().waitFor();
+      assert(!(await page.locator('main').innerText()).includes(other), `${t} sees ${other}'s message`);
+      // Another tenant's queue answers as if it did not exist.
+      page.allow404.add('/api/v1/resources/queues/tenant-' + other);
+      await goto(page, '#/queues/tenant-' + other);
+      await page.locator('main .alert', { hasText: 'not found' }).waitFor();
+      clean(page, 'tenant ' + t);
+      await page.screenshot({ path: `${OUT}/tenant-${t}-light-1440x900.png` });
+      await close(page);
+    }
+  } finally {
+    for (const t of tenants) {
+      for (const q of ['tenant-shared', 'tenant-' + t]) await call(B, '/api/v1/resources/queues/' + q, { method: 'DELETE', token: tok[t] });
+    }
+  }
+});
+
 // ---------- broker stopped ----------
 
 await test('broker stopped: the "Database unavailable" and "Broker unreachable" banners show and panels keep their data', async () => {

@@ -369,6 +369,9 @@ function App() {
   }, []);
   const cur = route.segs[0] || '';
   const chip = !me.authEnabled ? 'auth off' : me.authenticated ? `${me.sub || 'token'} · ${me.level}` : 'not signed in';
+  // The caller's tenant (docs/api/concepts.md §14): a token of the default tenant (and a broker
+  // without authentication) shows none, the operator role reads every tenant.
+  const tenant = me.authenticated && (me.operator ? 'all tenants' : me.tenant ? 'tenant ' + me.tenant : '');
   return (
     <Session.Provider value={me}>
       <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), main.current.focus())}>
@@ -421,6 +424,11 @@ function App() {
         <button class={'chip auth-chip' + (me.authEnabled ? '' : ' warn')} onClick={() => me.authEnabled && setTokenDlg('')} aria-label={'Authentication: ' + chip}>
           {chip}
         </button>
+        {tenant && (
+          <span class="chip tenant-chip" id="tenant-chip" title="Tenant of your token: you see its queues only">
+            {tenant}
+          </span>
+        )}
         <CopyButton text={() => location.href} label="Copy link" what="to this view" />
       </header>
       <div class="layout">

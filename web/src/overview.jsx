@@ -222,6 +222,8 @@ export function Queues({ q }) {
               empty={filtered ? <>Nothing matches. <button class="link" onClick={() => setQuery({ q: undefined, ns: undefined, task: undefined })}>Clear filters</button></> : 'No queues.'}
               cols={[
                 { key: 'name', label: 'Name', sort: 'name', render: (r) => <a href={link(['queues', r.name])}>{r.name}</a> },
+                // The operator's listing spans tenants and names each queue's.
+                ...(d.queues.some((r) => r.tenant !== undefined) ? [{ key: 'tenant', label: 'Tenant', render: (r) => r.tenant || '(default)' }] : []),
                 { key: 'namespace', label: 'Namespace', sort: 'namespace', render: (r) => r.namespace || '—' },
                 { key: 'task', label: 'Task', sort: 'task', render: (r) => r.task || '—' },
                 { key: 'partitions', label: 'Partitions', sort: 'partitions', num: true },
