@@ -1166,7 +1166,7 @@ await test('tenants: each tenant signs in, sees its tenant in the header and onl
   const tenants = ['team-red', 'team-blue'];
   const tok = Object.fromEntries(tenants.map((t) => [t, jwt({ sub: t + '-user', role: 'admin', tenant: t, exp: now() + 3600 })]));
   for (const t of tenants) {
-    await ok(B, '/api/v1/push', { method: 'POST', token: tok[t], body: { items: [{ queue: 'tenant-shared', payload: { owner: t } }, { queue: 'tenant-' + t, payload: { owner: t } }] } });
+    await ok(B, '/api/v1/push', { method: 'POST', token: tok[t], body: { items: [{ queue: 'tenant-shared', transactionId: t + '-shared', payload: { owner: t } }, { queue: 'tenant-' + t, payload: { owner: t } }] } });
   }
   try {
     for (const t of tenants) {
@@ -1183,10 +1183,11 @@ await test('tenants: each tenant signs in, sees its tenant in the header and onl
       assert(chip === 'tenant ' + t, `header says "${chip}", not tenant ${t}`);
       // The shared name is this tenant's queue: its one message is this tenant's.
       await goto(page, '#/queues/tenant-shared?tab=messages');
-      await page.locator('main', { hasText: t }).first().waitFor();
-      assert(!(await page.locator('main').innerText()).includes(other), `${t} sees ${other}'s message`);
+      await page.locator('main tbody tr', { hasText: t + '-shared' }).first().waitFor();
+      const rows = await page.locator('main tbody tr').allInnerTexts();
+      assert(rows.length === 1 && !rows[0].includes(other), `${t} sees in its tenant-shared: ${JSON.stringify(rows)}`);
       // Another tenant's queue answers as if it did not exist.
-      page.allow404.add('/api/v1/resources/queues/tenant-' + other);
+      for (const r of ['resources', 'status']) page.allow404.add(`/api/v1/${r}/queues/tenant-${other}`);
       await goto(page, '#/queues/tenant-' + other);
       await page.locator('main .alert', { hasText: 'not found' }).waitFor();
       clean(page, 'tenant ' + t);
