@@ -72,16 +72,12 @@ func importQueen(args []string) int {
 func runImport(ctx context.Context, cfg config.Config, log *slog.Logger, from, schema string, dryRun bool) error {
 	target, embedded := cfg.Database()
 	if embedded {
-		pg, err := startEmbedded(ctx, cfg, log)
+		dsn, stopPG, err := startEmbedded(ctx, cfg, log)
 		if err != nil {
 			return err
 		}
-		defer func() {
-			if err := pg.Stop(); err != nil {
-				log.Warn("stopping embedded PostgreSQL", "err", err)
-			}
-		}()
-		target = pg.DSN()
+		defer stopPG()
+		target = dsn
 	}
 	pooler := cfg.DatabasePooler == "transaction"
 	if pooler && cfg.DatabaseSessionURL != "" {

@@ -57,16 +57,12 @@ func main() {
 func run(ctx context.Context, cfg config.Config, log *slog.Logger, v string) error {
 	opts := []app.Option{app.WithLogger(log), app.WithVersion(v)}
 	if _, embedded := cfg.Database(); embedded {
-		pg, err := startEmbedded(ctx, cfg, log)
+		dsn, stopPG, err := startEmbedded(ctx, cfg, log)
 		if err != nil {
 			return err
 		}
-		defer func() {
-			if err := pg.Stop(); err != nil {
-				log.Warn("stopping embedded PostgreSQL", "err", err)
-			}
-		}()
-		cfg.DatabaseURL = pg.DSN()
+		defer stopPG()
+		cfg.DatabaseURL = dsn
 		opts = append(opts, app.WithEmbedded(cfg.DataDir))
 		log.Info("using embedded PostgreSQL", "dataDir", cfg.DataDir)
 	} else {
@@ -79,11 +75,21 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger, v string) err
 	return a.Run(ctx)
 }
 
-func startEmbedded(ctx context.Context, cfg config.Config, log *slog.Logger) (*embeddedpg.Server, error) {
+// startEmbedded starts the embedded PostgreSQL (installing it first when no binaries are
+// found) and returns its connection string and the stop to defer, which logs a failure to stop.
+func startEmbedded(ctx context.Context, cfg config.Config, log *slog.Logger) (dsn string, stop func(), err error) {
 	if _, err := embeddedpg.FindBinaries(cfg.PGBinDir); err != nil {
 		if ierr := embeddedpg.EnsureInstalled(log); ierr != nil {
-			return nil, ierr
+			return "", nil, ierr
 		}
 	}
-	return embeddedpg.Start(ctx, embeddedpg.Options{DataDir: cfg.DataDir, BinDir: cfg.PGBinDir, Logger: log})
+	pg, err := embeddedpg.Start(ctx, embeddedpg.Options{DataDir: cfg.DataDir, BinDir: cfg.PGBinDir, Logger: log})
+	if err != nil {
+		return "", nil, err
+	}
+	return pg.DSN(), func() {
+		if err := pg.Stop(); err != nil {
+			log.Warn("stopping embedded PostgreSQL", "err", err)
+		}
+	}, nil
 }

@@ -151,54 +151,31 @@ func (r *runner) heldXmin(ctx context.Context) (Result, error) {
 	var hold *holder
 	defer func() { hold.release() }()
 
-	recs := make([]heldWindowRecs, h.windows)
-	var discard heldWindowRecs // the warm-up, and requests answered after the last window
-	var cur atomic.Int64       // -1 warm-up, 0..windows-1 a window, windows: stop
-	cur.Store(-1)
-	window := func() *heldWindowRecs {
-		if w := cur.Load(); w >= 0 && w < int64(h.windows) {
-			return &recs[w]
-		}
-		return &discard
-	}
+	// The warm-up's answers and those after the last window are discarded.
+	win := newWindowRecs[heldWindowRecs](h.windows)
 	// Workers stop starting requests once the last window ends and let those in flight
 	// finish; on an early return those are cancelled.
 	wctx, cancel := context.WithCancel(ctx)
-	running := func() bool { return cur.Load() < int64(h.windows) && wctx.Err() == nil }
 	var wg sync.WaitGroup
 	stopWorkers := func() {
-		cur.Store(int64(h.windows))
+		win.stop()
 		wg.Wait()
 	}
 	defer func() { cancel(); stopWorkers() }()
 	var seq atomic.Int64
 	for range h.producers {
 		wg.Go(func() {
-			for running() {
+			for win.running(wctx) {
 				body := bodies[int(seq.Add(1))%len(bodies)]
-				t := time.Now()
-				var ans pushAnswer
-				_, err := r.api.call(wctx, http.MethodPost, "/api/v1/push", body, &ans)
-				rec := &window().push
-				switch {
-				case err != nil:
-					if wctx.Err() == nil {
-						rec.fail()
-					}
-				default:
-					rec.ok(time.Since(t), 1-ans.Buffered)
-					if ans.Buffered > 0 {
-						rec.spooled(ans.Buffered)
-					}
-				}
+				r.pushRecorded(wctx, body, 1, func() *recorder { return &win.current().push })
 			}
 		})
 	}
 	for range h.consumers {
 		wg.Go(func() {
-			for running() {
-				if err := r.popAckOne(wctx, window); err != nil && wctx.Err() == nil {
-					window().pop.fail()
+			for win.running(wctx) {
+				if err := r.popAckOne(wctx, win.current); err != nil && wctx.Err() == nil {
+					win.current().pop.fail()
 				}
 			}
 		})
@@ -221,14 +198,14 @@ func (r *runner) heldXmin(ctx context.Context) (Result, error) {
 		if w == 0 {
 			cpus[0] = takeCPU(r.cfg.PID)
 			bounds[0] = time.Now()
-			cur.Store(0)
+			win.start(0)
 		}
 		out[w].Window, out[w].Held = w+1, hold != nil
 		if err := sleepCtx(ctx, time.Until(bounds[w].Add(h.window))); err != nil {
 			return Result{}, err
 		}
 		bounds[w+1] = time.Now()
-		cur.Store(int64(w + 1))
+		win.start(w + 1)
 		cpus[w+1] = takeCPU(r.cfg.PID)
 		if hold != nil {
 			if out[w].XminAge, err = hold.xminAge(ctx, mon); err != nil {
@@ -236,7 +213,7 @@ func (r *runner) heldXmin(ctx context.Context) (Result, error) {
 			}
 			out[w].SnapshotAge = bounds[w+1].Sub(hold.since)
 		}
-		r.heldWindowDone(&out[w], &recs[w], bounds[w+1].Sub(bounds[w]), cpus[w], cpus[w+1])
+		r.heldWindowDone(&out[w], &win.recs[w], bounds[w+1].Sub(bounds[w]), cpus[w], cpus[w+1])
 	}
 	stopWorkers()
 
@@ -246,15 +223,7 @@ func (r *runner) heldXmin(ctx context.Context) (Result, error) {
 	}
 	hold.release()
 
-	var all recorder // the workers have stopped: no lock needed
-	for i := range recs {
-		rw := &recs[i]
-		all.latencies = append(all.latencies, rw.pop.latencies...)
-		all.msgs += rw.pop.msgs
-		all.reqs += rw.pop.reqs + rw.push.reqs
-		all.errs += rw.pop.errs + rw.push.errs
-		all.buffered += rw.push.buffered
-	}
+	all := windowTotals(win, func(rw *heldWindowRecs) (*recorder, *recorder) { return &rw.pop, &rw.push })
 	res := all.result("heldxmin", fmt.Sprintf("producers=%d consumers=%d partitions=%d windows=%dx%s holdFrom=%d payload=%dB (messages = popped and acked)",
 		h.producers, h.consumers, h.partitions, h.windows, h.window, h.holdFrom, r.cfg.PayloadBytes), bounds[h.windows].Sub(bounds[0]))
 	res.CPU = cpus[h.windows].costSince(cpus[0], float64(all.msgs))
@@ -403,10 +372,7 @@ func heldTableRows(ctx context.Context, mon *pgx.Conn, schema string) ([]TableRo
 		if err != nil {
 			return nil, err
 		}
-		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (TableRows, error) {
-			var t TableRows
-			return t, row.Scan(&t.Table, &t.Live, &t.Dead)
-		})
+		return collectTableRows(rows)
 	}
 	tables, err := read()
 	for deadline := time.Now().Add(5*time.Second - heldStatsSettle); err == nil && time.Now().Before(deadline); {

@@ -75,10 +75,7 @@ func (r *runner) pushAs(ctx context.Context, name, want string) (Result, error) 
 			}
 			rec.ok(time.Since(t), r.cfg.Batch)
 		} else {
-			rec.ok(time.Since(t), r.cfg.Batch-ans.Buffered)
-			if ans.Buffered > 0 {
-				rec.spooled(ans.Buffered)
-			}
+			rec.pushed(time.Since(t), r.cfg.Batch, ans.Buffered)
 		}
 		return nil
 	})

@@ -71,6 +71,15 @@ func (r *recorder) spooled(n int) {
 	r.mu.Unlock()
 }
 
+// pushed records a push answered after lat: n items sent, less the buffered ones the broker
+// spooled, which count apart.
+func (r *recorder) pushed(lat time.Duration, n, buffered int) {
+	r.ok(lat, n-buffered)
+	if buffered > 0 {
+		r.spooled(buffered)
+	}
+}
+
 func (r *recorder) ok(lat time.Duration, msgs int) {
 	r.mu.Lock()
 	r.latencies = append(r.latencies, lat)

@@ -143,21 +143,11 @@ func (r *runner) steady(ctx context.Context) (Result, error) {
 	var pushed, acked atomic.Int64
 	pushed.Store(int64(s.partitions))
 
-	recs := make([]steadyWindowRecs, s.windows)
-	var discard steadyWindowRecs
-	var cur atomic.Int64 // -1 before the first window, windows after the last
-	cur.Store(-1)
-	window := func() *steadyWindowRecs {
-		if w := cur.Load(); w >= 0 && w < int64(s.windows) {
-			return &recs[w]
-		}
-		return &discard
-	}
+	win := newWindowRecs[steadyWindowRecs](s.windows)
 	wctx, cancel := context.WithCancel(ctx)
-	running := func() bool { return cur.Load() < int64(s.windows) && wctx.Err() == nil }
 	var wg sync.WaitGroup
 	stopWorkers := func() {
-		cur.Store(int64(s.windows))
+		win.stop()
 		cancel() // ends the long polls in flight
 		wg.Wait()
 	}
@@ -168,10 +158,10 @@ func (r *runner) steady(ctx context.Context) (Result, error) {
 		group := fmt.Sprintf("steady-g%d", g)
 		for range s.consumers {
 			wg.Go(func() {
-				for running() {
-					n, err := r.steadyConsume(wctx, group, s.batch, window)
+				for win.running(wctx) {
+					n, err := r.steadyConsume(wctx, group, s.batch, win.current)
 					if err != nil && wctx.Err() == nil {
-						window().ack.fail()
+						win.current().ack.fail()
 						_ = sleepCtx(wctx, 100*time.Millisecond) // no spinning on a refusing broker
 					}
 					acked.Add(int64(n))
@@ -193,34 +183,21 @@ func (r *runner) steady(ctx context.Context) (Result, error) {
 	for k := range s.producers {
 		wg.Go(func() {
 			next := start.Add(period * time.Duration(k) / time.Duration(s.producers))
-			for running() {
+			for win.running(wctx) {
 				if sleepCtx(wctx, time.Until(next)) != nil {
 					return
 				}
 				next = next.Add(period)
 				body := sweepPushBody(item, s.batch, int(seq.Add(1)-1)%s.partitions)
-				t := time.Now()
-				var ans pushAnswer
-				_, err := r.api.call(wctx, http.MethodPost, "/api/v1/push", body, &ans)
-				rec := &window().push
-				switch {
-				case err != nil:
-					if wctx.Err() == nil {
-						rec.fail()
-					}
-				default:
+				if r.pushRecorded(wctx, body, s.batch, func() *recorder { return &win.current().push }) {
 					pushed.Add(int64(s.batch))
-					rec.ok(time.Since(t), s.batch-ans.Buffered)
-					if ans.Buffered > 0 {
-						rec.spooled(ans.Buffered)
-					}
 				}
 			}
 		})
 	}
 
 	out := make([]SteadyWindow, s.windows)
-	cur.Store(0)
+	win.start(0)
 	from := time.Now()
 	for w := range s.windows {
 		end := start.Add(s.window * time.Duration(w+1))
@@ -231,10 +208,10 @@ func (r *runner) steady(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 		to := time.Now()
-		cur.Store(int64(w + 1))
+		win.start(w + 1)
 		elapsed := to.Sub(from)
 		from = to
-		out[w] = steadyWindowFigures(w+1, &recs[w], elapsed)
+		out[w] = steadyWindowFigures(w+1, &win.recs[w], elapsed)
 		out[w].Backlog = steadyBacklog(pushed.Load(), acked.Load(), s.groups)
 		if err := readSteadyDB(ctx, mon, s.schema, &out[w]); err != nil {
 			return Result{}, err
@@ -249,15 +226,7 @@ func (r *runner) steady(ctx context.Context) (Result, error) {
 	elapsed := time.Since(start)
 	stopWorkers()
 
-	var all recorder // the workers have stopped: no lock needed
-	for i := range recs {
-		rw := &recs[i]
-		all.latencies = append(all.latencies, rw.ack.latencies...)
-		all.msgs += rw.ack.msgs
-		all.reqs += rw.ack.reqs + rw.push.reqs
-		all.errs += rw.ack.errs + rw.push.errs
-		all.buffered += rw.push.buffered
-	}
+	all := windowTotals(win, func(rw *steadyWindowRecs) (*recorder, *recorder) { return &rw.ack, &rw.push })
 	res := all.result("steady", fmt.Sprintf("rate=%d/s producers=%d batch=%d partitions=%d groups=%d consumers=%d/group retention=%ds windows=%dx%s payload=%dB (messages = acknowledgements, latency = ack requests)",
 		s.rate, s.producers, s.batch, s.partitions, s.groups, s.consumers, s.retention, s.windows, s.window, r.cfg.PayloadBytes), elapsed)
 	res.Steady = out
@@ -329,10 +298,7 @@ func readSteadyDB(ctx context.Context, mon *pgx.Conn, schema string, w *SteadyWi
 	if err != nil {
 		return fmt.Errorf("steady: read pg_stat_user_tables: %w", err)
 	}
-	w.Tables, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (TableRows, error) {
-		var t TableRows
-		return t, row.Scan(&t.Table, &t.Live, &t.Dead)
-	})
+	w.Tables, err = collectTableRows(rows)
 	if err != nil {
 		return fmt.Errorf("steady: read pg_stat_user_tables: %w", err)
 	}

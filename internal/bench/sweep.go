@@ -188,10 +188,7 @@ func (r *runner) sweepPush(ctx context.Context, queue string, partitions int) (R
 			if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/push", body, &ans); err != nil {
 				return err
 			}
-			rec.ok(time.Since(t), batch-ans.Buffered)
-			if ans.Buffered > 0 {
-				rec.spooled(ans.Buffered)
-			}
+			rec.pushed(time.Since(t), batch, ans.Buffered)
 			return nil
 		})
 	res.Params = fmt.Sprintf("batch=%d conns=%d partitions=%d payload=%dB", batch, r.sweepConns(), partitions, r.cfg.PayloadBytes)

@@ -137,10 +137,24 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// launch starts the postmaster from a goroutine locked to its OS thread until the server exits:
-// Linux sends the parent-death signal when the creating thread ends, not the process, and the
-// Go runtime may otherwise retire that thread while the server runs.
+// launch starts the postmaster (see StartLocked).
 func (s *Server) launch(cmd *exec.Cmd) error {
+	err := StartLocked(cmd, func(err error) {
+		s.waitErr = err
+		close(s.done)
+	})
+	if err == nil {
+		s.proc = cmd.Process
+	}
+	return err
+}
+
+// StartLocked starts cmd from a goroutine locked to its OS thread until the child exits:
+// Linux sends a child's parent-death signal (SysProcAttr.Pdeathsig) when the thread that
+// created it ends, not the process, and the Go runtime may otherwise retire that thread while
+// the child runs. It returns cmd.Start's error; once a started child has exited, exited is
+// called, on that goroutine, with cmd.Wait's.
+func StartLocked(cmd *exec.Cmd, exited func(error)) error {
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
@@ -148,10 +162,8 @@ func (s *Server) launch(cmd *exec.Cmd) error {
 			started <- err
 			return
 		}
-		s.proc = cmd.Process
 		started <- nil
-		s.waitErr = cmd.Wait()
-		close(s.done)
+		exited(cmd.Wait())
 	}()
 	return <-started
 }

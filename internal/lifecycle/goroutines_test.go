@@ -28,10 +28,10 @@ var goStatements = map[string][]string{
 	// The embedded PostgreSQL: the child is started (and waited for) on a goroutine locked to
 	// its OS thread, so the child's parent-death signal follows the process, not a thread the
 	// runtime may retire; it ends when the server exits (Server.Stop).
-	"internal/embeddedpg/server.go": {"Server.launch"},
+	"internal/embeddedpg/server.go": {"StartLocked"},
 	// Test clusters (standbys, poolers): a command's Wait beside its deadline (run), and a
 	// server started on a locked OS thread as above (launch); each ends when its child exits.
-	"internal/pgcluster/pgcluster.go": {"run", "launch"},
+	"internal/pgcluster/pgcluster.go": {"run"},
 	// A crash's pg_ctl stop, run beside the wait that kills a stalled walsender; Crash waits for it.
 	"internal/pgcluster/cluster.go": {"Cluster.Crash"},
 	// queen import-queen, a command rather than a part of the broker: its progress line, ended

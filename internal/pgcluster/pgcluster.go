@@ -53,7 +53,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,8 +221,9 @@ type process struct {
 	log     string
 }
 
-// launch starts cmd from a goroutine locked to its OS thread until the server exits: Linux
-// sends the parent-death signal when the creating thread ends, not the process.
+// launch starts cmd with its output appended to logPath, from a goroutine locked to its OS
+// thread until the server exits (embeddedpg.StartLocked: the parent-death signal follows the
+// thread).
 func launch(cmd *exec.Cmd, logPath string) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -232,21 +232,14 @@ func launch(cmd *exec.Cmd, logPath string) (*process, error) {
 	defer logFile.Close() // the child holds its own descriptor
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	p := &process{done: make(chan struct{}), log: logPath}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		p.proc = cmd.Process
-		started <- nil
-		p.waitErr = cmd.Wait()
+	err = embeddedpg.StartLocked(cmd, func(err error) {
+		p.waitErr = err
 		close(p.done)
-	}()
-	if err := <-started; err != nil {
+	})
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
+	p.proc = cmd.Process
 	return p, nil
 }
 

@@ -65,10 +65,15 @@ func TestJSONCallsMatchTheirTypes(t *testing.T) {
 	}
 }
 
-// jsonKeys are a struct's JSON keys in field order.
+// jsonKeys are a struct's JSON keys in field order, an embedded struct's in its place (as
+// encoding/json promotes them).
 func jsonKeys(typ reflect.Type) []string {
 	var out []string
 	for f := range typ.Fields() {
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			out = append(out, jsonKeys(f.Type)...)
+			continue
+		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "" {
 			name = f.Name

@@ -75,6 +75,19 @@ func newTestTracker(t *testing.T, p *fakeProbe, log *testkit.LogBuffer) (*outage
 
 // failCall judges one call of a request that failed as if the database were gone, as the store
 // does, and returns its answer.
+// openOutage fails a call while the probe cannot reach the database, in a synctest bubble,
+// and waits until the probes have confirmed it gone: the tracker is open.
+func openOutage(t *testing.T, tr *outageTracker, s *Store) {
+	t.Helper()
+	failCall(s)
+	synctest.Wait()
+	time.Sleep(probeConfirm * outageFailures)
+	synctest.Wait()
+	if tr.state.Load() != open {
+		t.Fatalf("state %d, want open", tr.state.Load())
+	}
+}
+
 func failCall(s *Store) error {
 	ctx := budget.Request(context.Background())
 	err := s.outage.judge(ctx, errDown, time.Now().Add(time.Minute))
@@ -191,13 +204,7 @@ func TestHalfOpenLetsAFewCallsInAndReopensOnAFailure(t *testing.T) {
 		var log testkit.LogBuffer
 		p := &fakeProbe{err: errRefused}
 		tr, s := newTestTracker(t, p, &log)
-		failCall(s)
-		synctest.Wait()
-		time.Sleep(probeConfirm * outageFailures)
-		synctest.Wait()
-		if tr.state.Load() != open {
-			t.Fatalf("state %d, want open", tr.state.Load())
-		}
+		openOutage(t, tr, s)
 		gen := tr.gen.Load()
 
 		p.set(nil)
@@ -254,13 +261,7 @@ func TestHalfOpenLetsAFewCallsInAndReopensOnAFailure(t *testing.T) {
 		// Without calls, the probes are the trials: the outage ends all the same.
 		p.set(errRefused)
 		time.Sleep(time.Second) // the last success is no longer fresh
-		failCall(s)
-		synctest.Wait()
-		time.Sleep(probeConfirm * outageFailures)
-		synctest.Wait()
-		if tr.state.Load() != open {
-			t.Fatalf("state %d, want open", tr.state.Load())
-		}
+		openOutage(t, tr, s)
 		p.set(nil)
 		time.Sleep(probeEvery * (outageTrials + 2))
 		synctest.Wait()

@@ -72,20 +72,14 @@ type cycleCall struct {
 	OpTypes     []string  `json:"op_types"`
 	OpKeys      []string  `json:"op_keys"`
 	OpValues    []*string `json:"op_values"`
-	Queues      []string  `json:"queues"`
-	Partitions  []string  `json:"partitions"`
-	Keys        []string  `json:"keys"`
-	IDs         []*string `json:"ids"`
-	Payloads    []string  `json:"payloads"`
-	Encrypted   []bool    `json:"encrypted"`
-	Traces      []*string `json:"traces"`
-	Sub         *string   `json:"sub"`
-	AckKey      *string   `json:"ack_key"`
-	AckLease    *string   `json:"ack_lease"`
-	AckStatus   string    `json:"ack_status"`
-	AckError    *string   `json:"ack_error"`
-	Release     bool      `json:"release"`
-	Now         any       `json:"now"`
+	pushArrays
+	Sub       *string `json:"sub"`
+	AckKey    *string `json:"ack_key"`
+	AckLease  *string `json:"ack_lease"`
+	AckStatus string  `json:"ack_status"`
+	AckError  *string `json:"ack_error"`
+	Release   bool    `json:"release"`
+	Now       any     `json:"now"`
 }
 
 // cycleRow is one row of qg_stream_cycle, read by column name: the cycle's ("cycle"), the
@@ -113,9 +107,8 @@ func (s *Store) StreamCycle(ctx context.Context, tenant string, c mq.StreamCycle
 	cols := pushColumns(pushes)
 	args := cycleCall{QueryID: c.QueryID, PartitionID: c.PartitionID, Group: c.ConsumerGroup, Tenant: tenant,
 		OpTypes: make([]string, len(c.StateOps)), OpKeys: make([]string, len(c.StateOps)),
-		OpValues: make([]*string, len(c.StateOps)),
-		Queues:   cols.queues, Partitions: cols.parts, Keys: cols.keys, IDs: uuidJSON(cols.ids), Payloads: cols.payloads,
-		Encrypted: cols.encrypted, Traces: make([]*string, len(pushes)), Sub: sub,
+		OpValues:   make([]*string, len(c.StateOps)),
+		pushArrays: pushArraysOf(cols, make([]*string, len(pushes))), Sub: sub,
 		AckStatus: "completed", Release: c.ReleaseLease, Now: s.nowArg()}
 	for i, op := range c.StateOps {
 		args.OpKeys[i] = op.Key

@@ -115,14 +115,8 @@ func (a txnArgs) args() []any { return []any{a.Call} }
 // name. The flattened pushes (PushIdx to Traces), the flattened acks (AckIdx to AckErrors),
 // then the whole call's. Every uuid is a string or null ("" is sent as null, see uuidJSON).
 type txnCall struct {
-	PushIdx     []int32   `json:"push_idx"`
-	Queues      []string  `json:"queues"`
-	Partitions  []string  `json:"partitions"`
-	Keys        []string  `json:"keys"`
-	IDs         []*string `json:"ids"`
-	Payloads    []string  `json:"payloads"`
-	Encrypted   []bool    `json:"encrypted"`
-	Traces      []*string `json:"traces"`
+	PushIdx []int32 `json:"push_idx"`
+	pushArrays
 	AckIdx      []int32   `json:"ack_idx"`
 	AckPIDs     []*string `json:"ack_pids"`
 	AckKeys     []string  `json:"ack_keys"`
@@ -135,6 +129,25 @@ type txnCall struct {
 	Now         any       `json:"now"`
 	Tenant      string    `json:"tenant"`
 	PIDs        []*string `json:"pids"` // the pushes' partition ids; null: resolve the names
+}
+
+// pushArrays are the flattened pushes of a JSON call (qg_txn_call, qg_cycle_call), one array
+// per column, in the order of the composite type's fields; a call struct embeds them, so their
+// keys sit at its top level.
+type pushArrays struct {
+	Queues     []string  `json:"queues"`
+	Partitions []string  `json:"partitions"`
+	Keys       []string  `json:"keys"`
+	IDs        []*string `json:"ids"`
+	Payloads   []string  `json:"payloads"`
+	Encrypted  []bool    `json:"encrypted"`
+	Traces     []*string `json:"traces"`
+}
+
+// pushArraysOf is the pushes' columns c with their trace ids (nil for none).
+func pushArraysOf(c pushCols, traces []*string) pushArrays {
+	return pushArrays{Queues: c.queues, Partitions: c.parts, Keys: c.keys, IDs: uuidJSON(c.ids),
+		Payloads: c.payloads, Encrypted: c.encrypted, Traces: traces}
 }
 
 // txnCallOf is the argument of one transaction (pushes, acks, requiredLeases, producer sub,
@@ -152,8 +165,7 @@ func (s *Store) txnCallOf(pushes []TxnPush, acks []TxnAck, required []string, pr
 		ackItems[i], aIdx[i] = a.Ack, int32(a.Index)
 	}
 	a := ackArrays(ackItems)
-	return txnCall{PushIdx: pIdx, Queues: c.queues, Partitions: c.parts, Keys: c.keys, IDs: uuidJSON(c.ids),
-		Payloads: c.payloads, Encrypted: c.encrypted, Traces: traces,
+	return txnCall{PushIdx: pIdx, pushArrays: pushArraysOf(c, traces),
 		AckIdx: aIdx, AckPIDs: a.pids, AckKeys: a.keys, AckGroups: a.groups, AckStatuses: a.statuses,
 		AckLeases: a.leases, AckErrors: a.errors, Required: uuidJSON(required), Sub: producerSub, Now: s.nowArg(), Tenant: tenant}, c
 }
