@@ -92,4 +92,3 @@ func TestTenantLimitsSpareTheDefaultTenantAndReplays(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
