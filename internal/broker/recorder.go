@@ -14,22 +14,22 @@ import (
 // implementation must be cheap and safe for concurrent use. Config.Recorder nil records
 // nothing. took is the operation's wall time; for a long-polling pop it includes the wait.
 type Recorder interface {
-	Pushed(items []mq.PushItem, out []mq.PushResult, took time.Duration, err error)
-	Popped(req mq.PopRequest, res mq.PopResult, took time.Duration, err error)
-	Acked(items []mq.AckItem, res []mq.AckResult, took time.Duration, err error)
-	Transacted(entries []mq.TxnEntry, out mq.TxnOutcome, took time.Duration, err error)
+	Pushed(tenant string, items []mq.PushItem, out []mq.PushResult, took time.Duration, err error)
+	Popped(tenant string, req mq.PopRequest, res mq.PopResult, took time.Duration, err error)
+	Acked(tenant string, items []mq.AckItem, res []mq.AckResult, took time.Duration, err error)
+	Transacted(tenant string, entries []mq.TxnEntry, out mq.TxnOutcome, took time.Duration, err error)
 	// Cycled reports a stream cycle (docs/api/streams.md §4): its sink pushes and its source
 	// ack are pushes and acks, so the push and ack figures include cycles.
-	Cycled(c mq.StreamCycle, out mq.StreamCycleOutcome, took time.Duration, err error)
+	Cycled(tenant string, c mq.StreamCycle, out mq.StreamCycleOutcome, took time.Duration, err error)
 }
 
 type nopRecorder struct{}
 
-func (nopRecorder) Pushed([]mq.PushItem, []mq.PushResult, time.Duration, error)        {}
-func (nopRecorder) Popped(mq.PopRequest, mq.PopResult, time.Duration, error)           {}
-func (nopRecorder) Acked([]mq.AckItem, []mq.AckResult, time.Duration, error)           {}
-func (nopRecorder) Transacted([]mq.TxnEntry, mq.TxnOutcome, time.Duration, error)      {}
-func (nopRecorder) Cycled(mq.StreamCycle, mq.StreamCycleOutcome, time.Duration, error) {}
+func (nopRecorder) Pushed(string, []mq.PushItem, []mq.PushResult, time.Duration, error)        {}
+func (nopRecorder) Popped(string, mq.PopRequest, mq.PopResult, time.Duration, error)           {}
+func (nopRecorder) Acked(string, []mq.AckItem, []mq.AckResult, time.Duration, error)           {}
+func (nopRecorder) Transacted(string, []mq.TxnEntry, mq.TxnOutcome, time.Duration, error)      {}
+func (nopRecorder) Cycled(string, mq.StreamCycle, mq.StreamCycleOutcome, time.Duration, error) {}
 
 // The exported operations time the unexported ones that do the work and tell the recorder.
 
@@ -38,7 +38,7 @@ func (b *Broker) Push(ctx context.Context, items []mq.PushItem, producerSub *str
 	ctx, span := b.startOp(ctx, "push", attribute.Int("messaging.batch.message_count", len(items)))
 	start := time.Now()
 	out, err := b.push(ctx, items, producerSub)
-	b.cfg.Recorder.Pushed(items, out, time.Since(start), err)
+	b.cfg.Recorder.Pushed(tenantOf(ctx), items, out, time.Since(start), err)
 	endSpan(span, err)
 	return out, err
 }
@@ -50,7 +50,7 @@ func (b *Broker) Pop(ctx context.Context, r mq.PopRequest) (mq.PopResult, error)
 		attribute.Bool("queen.pop.wait", r.Wait))
 	start := time.Now()
 	res, err := b.pop(ctx, r)
-	b.cfg.Recorder.Popped(r, res, time.Since(start), err)
+	b.cfg.Recorder.Popped(tenantOf(ctx), r, res, time.Since(start), err)
 	span.SetAttributes(attribute.Int("messaging.batch.message_count", len(res.Messages)))
 	endSpan(span, err)
 	return res, err
@@ -61,7 +61,7 @@ func (b *Broker) Ack(ctx context.Context, items []mq.AckItem) ([]mq.AckResult, e
 	ctx, span := b.startOp(ctx, "ack", attribute.Int("messaging.batch.message_count", len(items)))
 	start := time.Now()
 	res, err := b.ack(ctx, items)
-	b.cfg.Recorder.Acked(items, res, time.Since(start), err)
+	b.cfg.Recorder.Acked(tenantOf(ctx), items, res, time.Since(start), err)
 	endSpan(span, err)
 	return res, err
 }
@@ -71,7 +71,7 @@ func (b *Broker) Transaction(ctx context.Context, entries []mq.TxnEntry, require
 	ctx, span := b.startOp(ctx, "transaction", attribute.Int("queen.transaction.entries", len(entries)))
 	start := time.Now()
 	out, err := b.transaction(ctx, entries, requiredLeases, producerSub)
-	b.cfg.Recorder.Transacted(entries, out, time.Since(start), err)
+	b.cfg.Recorder.Transacted(tenantOf(ctx), entries, out, time.Since(start), err)
 	if out.Rollback != "" {
 		span.SetAttributes(attribute.String("queen.transaction.rollback", out.Rollback))
 	}

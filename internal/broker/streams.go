@@ -29,7 +29,7 @@ func (b *Broker) StreamCycle(ctx context.Context, c mq.StreamCycle, producerSub 
 	ctx, span := b.startOp(ctx, "stream_cycle")
 	start := time.Now()
 	out, err := b.streamCycle(ctx, c, producerSub)
-	b.cfg.Recorder.Cycled(c, out, time.Since(start), err)
+	b.cfg.Recorder.Cycled(tenantOf(ctx), c, out, time.Since(start), err)
 	endSpan(span, err)
 	return out, err
 }

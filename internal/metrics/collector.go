@@ -91,8 +91,11 @@ type Collector struct {
 // minute holds the deltas of one minute not yet flushed.
 type minute struct {
 	w      store.WorkerMinute
-	queues map[string]*store.QueueMinute
+	queues map[queueKey]*store.QueueMinute
 }
+
+// queueKey names a queue among every tenant's: two tenants may each have a queue of one name.
+type queueKey struct{ tenant, queue string }
 
 type rateSample struct {
 	at                time.Time
@@ -132,7 +135,7 @@ func (c *Collector) current() *minute {
 	at := c.Now().UTC().Truncate(time.Minute)
 	m := c.minutes[at]
 	if m == nil {
-		m = &minute{w: store.WorkerMinute{Minute: at}, queues: map[string]*store.QueueMinute{}}
+		m = &minute{w: store.WorkerMinute{Minute: at}, queues: map[queueKey]*store.QueueMinute{}}
 		c.minutes[at] = m
 	}
 	return m
@@ -150,11 +153,13 @@ func (m *minute) op(requests *int64, msSum, msMax *float64, hist *mq.LatencyHist
 	}
 }
 
-func (m *minute) queue(name string) *store.QueueMinute {
-	q := m.queues[name]
+// queue returns the deltas of tenant's queue name in the minute.
+func (m *minute) queue(tenant, name string) *store.QueueMinute {
+	k := queueKey{tenant, name}
+	q := m.queues[k]
 	if q == nil {
-		q = &store.QueueMinute{Minute: m.w.Minute, Queue: name}
-		m.queues[name] = q
+		q = &store.QueueMinute{Minute: m.w.Minute, Tenant: tenant, Queue: name}
+		m.queues[k] = q
 	}
 	return q
 }
@@ -168,7 +173,7 @@ func (c *Collector) Request() {
 }
 
 // Pushed implements broker.Recorder.
-func (c *Collector) Pushed(items []mq.PushItem, out []mq.PushResult, took time.Duration, err error) {
+func (c *Collector) Pushed(tenant string, items []mq.PushItem, out []mq.PushResult, took time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
@@ -177,20 +182,20 @@ func (c *Collector) Pushed(items []mq.PushItem, out []mq.PushResult, took time.D
 	for _, it := range items {
 		if !seen[it.Queue] {
 			seen[it.Queue] = true
-			m.queue(it.Queue).PushRequests++
+			m.queue(tenant, it.Queue).PushRequests++
 		}
 	}
 	for _, o := range out {
 		if o.Status == mq.StatusQueued {
 			c.written++
 			m.w.PushMessages++
-			m.queue(o.Queue).PushMessages++
+			m.queue(tenant, o.Queue).PushMessages++
 		}
 	}
 }
 
 // Popped implements broker.Recorder. Auto-acked deliveries also count as acknowledged.
-func (c *Collector) Popped(req mq.PopRequest, res mq.PopResult, took time.Duration, err error) {
+func (c *Collector) Popped(tenant string, req mq.PopRequest, res mq.PopResult, took time.Duration, err error) {
 	now := c.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -199,7 +204,7 @@ func (c *Collector) Popped(req mq.PopRequest, res mq.PopResult, took time.Durati
 	if len(res.Messages) == 0 {
 		m.w.PopEmpty++
 		if req.Queue != "" {
-			q := m.queue(req.Queue)
+			q := m.queue(tenant, req.Queue)
 			q.PopRequests++
 			q.PopEmpty++
 		}
@@ -207,7 +212,7 @@ func (c *Collector) Popped(req mq.PopRequest, res mq.PopResult, took time.Durati
 	}
 	seen := map[string]bool{}
 	for _, msg := range res.Messages {
-		q := m.queue(msg.Queue)
+		q := m.queue(tenant, msg.Queue)
 		if !seen[msg.Queue] {
 			seen[msg.Queue] = true
 			q.PopRequests++
@@ -233,7 +238,7 @@ func (c *Collector) Popped(req mq.PopRequest, res mq.PopResult, took time.Durati
 
 // Acked implements broker.Recorder: an item succeeds when it was accepted with status
 // completed; every other item (rejected, failed, retry, dlq) counts as failed.
-func (c *Collector) Acked(items []mq.AckItem, res []mq.AckResult, took time.Duration, err error) {
+func (c *Collector) Acked(tenant string, items []mq.AckItem, res []mq.AckResult, took time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
@@ -245,12 +250,12 @@ func (c *Collector) Acked(items []mq.AckItem, res []mq.AckResult, took time.Dura
 			queue = *r.Queue
 		}
 		ok := r.Success && i < len(items) && items[i].Status == mq.AckCompleted
-		c.ackItem(m, queue, ok, r.DLQ, seen)
+		c.ackItem(m, tenant, queue, ok, r.DLQ, seen)
 	}
 }
 
 // ackItem counts one acknowledged message; queue "" is counted only for the instance.
-func (c *Collector) ackItem(m *minute, queue string, ok, dlq bool, seen map[string]bool) {
+func (c *Collector) ackItem(m *minute, tenant, queue string, ok, dlq bool, seen map[string]bool) {
 	m.w.AckMessages++
 	if ok {
 		m.w.AckSuccess++
@@ -263,7 +268,7 @@ func (c *Collector) ackItem(m *minute, queue string, ok, dlq bool, seen map[stri
 	if queue == "" {
 		return
 	}
-	q := m.queue(queue)
+	q := m.queue(tenant, queue)
 	if !seen[queue] {
 		seen[queue] = true
 		q.AckRequests++
@@ -281,7 +286,7 @@ func (c *Collector) ackItem(m *minute, queue string, ok, dlq bool, seen map[stri
 
 // Transacted implements broker.Recorder. A rolled-back transaction counts as a transaction
 // of the queues it pushed to and nothing else.
-func (c *Collector) Transacted(entries []mq.TxnEntry, out mq.TxnOutcome, took time.Duration, err error) {
+func (c *Collector) Transacted(tenant string, entries []mq.TxnEntry, out mq.TxnOutcome, took time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
@@ -299,15 +304,15 @@ func (c *Collector) Transacted(entries []mq.TxnEntry, out mq.TxnOutcome, took ti
 			if !r.Duplicate {
 				c.written++
 				m.w.PushMessages++
-				m.queue(r.Queue).PushMessages++
+				m.queue(tenant, r.Queue).PushMessages++
 			}
 			continue
 		}
 		ok := r.Index < len(entries) && entries[r.Index].Ack != nil && entries[r.Index].Ack.Status == mq.AckCompleted
-		c.ackItem(m, r.Queue, ok, r.DLQ, acks)
+		c.ackItem(m, tenant, r.Queue, ok, r.DLQ, acks)
 	}
 	for q := range touched {
-		m.queue(q).Transactions++
+		m.queue(tenant, q).Transactions++
 	}
 }
 
@@ -316,7 +321,7 @@ func (c *Collector) Transacted(entries []mq.TxnEntry, out mq.TxnOutcome, took ti
 // in both; a database failure once). Its queued sink items count as pushed messages; its ack
 // as one acknowledged message of the source queue, failed when the cycle rolled back or the
 // ack dead-lettered, as a rejected or dlq ack item counts.
-func (c *Collector) Cycled(cy mq.StreamCycle, out mq.StreamCycleOutcome, took time.Duration, err error) {
+func (c *Collector) Cycled(tenant string, cy mq.StreamCycle, out mq.StreamCycleOutcome, took time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
@@ -328,31 +333,32 @@ func (c *Collector) Cycled(cy mq.StreamCycle, out mq.StreamCycleOutcome, took ti
 		for _, e := range cy.PushItems {
 			if !seen[e.Push.Queue] {
 				seen[e.Push.Queue] = true
-				m.queue(e.Push.Queue).PushRequests++
+				m.queue(tenant, e.Push.Queue).PushRequests++
 			}
 		}
 		for _, r := range out.PushResults {
 			if r.Status == mq.StatusQueued {
 				c.written++
 				m.w.PushMessages++
-				m.queue(r.Queue).PushMessages++
+				m.queue(tenant, r.Queue).PushMessages++
 			}
 		}
 	}
 	if cy.Ack != nil {
 		m.op(&m.w.AckRequests, &m.w.AckMsSum, &m.w.AckMsMax, &m.w.AckMsHist, took, opErr)
 		applied := err == nil && out.Rollback == "" && out.Ack != nil
-		c.ackItem(m, out.SourceQueue, applied && !cy.Ack.DeadLetter, applied && out.Ack.DLQ, map[string]bool{})
+		c.ackItem(m, tenant, out.SourceQueue, applied && !cy.Ack.DeadLetter, applied && out.Ack.DLQ, map[string]bool{})
 	}
 }
 
-// DeadLettered counts DLQ entries written by a background job (eviction).
+// DeadLettered counts DLQ entries written by a background job (eviction). The job reports
+// queues by name alone, so they are counted under the default tenant's queue of that name.
 func (c *Collector) DeadLettered(queue string, n int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
 	m.w.DLQ += n
-	m.queue(queue).DLQ += n
+	m.queue("", queue).DLQ += n
 }
 
 // LeasesExpired counts leases lease housekeeping found expired.

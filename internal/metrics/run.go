@@ -7,6 +7,7 @@ import (
 
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/waiter"
 )
 
 // cpuTimes is cumulative CPU time in microseconds.
@@ -65,7 +66,7 @@ func (c *Collector) Sample() {
 	if c.opts.Store != nil {
 		pool = c.opts.Store.Pool()
 	}
-	var parked map[string]int
+	var parked map[waiter.QueueOf]int
 	if c.opts.Hub != nil {
 		parked = c.opts.Hub.ParkedByQueue()
 	}
@@ -84,8 +85,9 @@ func (c *Collector) Sample() {
 	total := 0
 	for q, n := range parked {
 		total += n
-		if q != "" {
-			m.queue(q).Parked = max(m.queue(q).Parked, n)
+		if q.Queue != "" {
+			qm := m.queue(q.Tenant, q.Queue)
+			qm.Parked = max(qm.Parked, n)
 		}
 	}
 	m.w.Parked = max(m.w.Parked, total)

@@ -59,6 +59,7 @@ type WorkerMinute struct {
 // QueueMinute is the part of a WorkerMinute that belongs to one queue (metrics_queue_minute).
 type QueueMinute struct {
 	Minute       time.Time `json:"minute"`
+	Tenant       string    `json:"tenant"` // the queue's tenant: queue names are unique per tenant
 	Queue        string    `json:"queue"`
 	PushRequests int64     `json:"push_requests"`
 	PushMessages int64     `json:"push_messages"`

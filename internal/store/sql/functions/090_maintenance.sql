@@ -70,12 +70,12 @@ BEGIN
         FROM unnest(p_pids, p_kinds, p_unconsumed, p_dead) AS u (pid, kind, unc, dead)
         GROUP BY u.pid, u.kind
     ), named AS (
-        SELECT c.*, q.id AS qid, q.name AS qname, p.name AS pname
+        SELECT c.*, q.id AS qid, q.tenant AS qtenant, q.name AS qname, p.name AS pname
         FROM counts c JOIN partitions p ON p.id = c.pid JOIN queues q ON q.id = p.queue_id
     ), recorded AS (
-        INSERT INTO retention_history AS h (run_id, partition_id, kind, queue_id, queue_name,
+        INSERT INTO retention_history AS h (run_id, partition_id, kind, queue_id, tenant, queue_name,
                                             partition_name, removed, unconsumed, dead_lettered, run_at)
-        SELECT p_run, n.pid, n.kind, n.qid, n.qname, n.pname, n.n, n.unc, n.dead, p_now FROM named n
+        SELECT p_run, n.pid, n.kind, n.qid, n.qtenant, n.qname, n.pname, n.n, n.unc, n.dead, p_now FROM named n
         ON CONFLICT ON CONSTRAINT retention_history_pkey DO UPDATE
         SET removed = h.removed + EXCLUDED.removed, unconsumed = h.unconsumed + EXCLUDED.unconsumed,
             dead_lettered = h.dead_lettered + EXCLUDED.dead_lettered

@@ -213,14 +213,14 @@ BEGIN
     INTO namespaces, tasks, systems
     FROM stats s WHERE s.scope IN ('namespace', 'task', 'system');
 
-    INSERT INTO stats_history AS h (bucket, scope, key, queue_name, total, pending, processing,
+    INSERT INTO stats_history AS h (bucket, scope, key, tenant, queue_name, total, pending, processing,
                                     completed, dead_letter, time_lag_max)
-    SELECT date_trunc('minute', v_now), s.scope, s.key, coalesce(q.name, ''), s.total, s.pending,
+    SELECT date_trunc('minute', v_now), s.scope, s.key, coalesce(q.tenant, ''), coalesce(q.name, ''), s.total, s.pending,
            s.processing, s.completed, s.dead_letter, s.time_lag_max
     FROM stats s LEFT JOIN queues q ON q.id = s.queue_id
     WHERE s.scope IN ('queue', 'system')
     ON CONFLICT ON CONSTRAINT stats_history_pkey DO UPDATE
-    SET queue_name = EXCLUDED.queue_name, total = EXCLUDED.total, pending = EXCLUDED.pending,
+    SET tenant = EXCLUDED.tenant, queue_name = EXCLUDED.queue_name, total = EXCLUDED.total, pending = EXCLUDED.pending,
         processing = EXCLUDED.processing, completed = EXCLUDED.completed,
         dead_letter = EXCLUDED.dead_letter, time_lag_max = EXCLUDED.time_lag_max;
     RETURN NEXT;
