@@ -42,7 +42,7 @@ SELECT date_bin(@bucket_minutes::integer * interval '1 minute', m.minute, timest
        coalesce(sum(m.lag_ms_sum) / nullif(sum(m.lag_count), 0), 0)::float8 AS avg_lag_ms,
        max(m.lag_ms_max) AS max_lag_ms
 FROM metrics_queue_minute m
-WHERE m.minute >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
+WHERE qg_scope_sees(m.tenant) AND m.minute >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
   AND m.minute <= @to AND (@queue::text IS NULL OR m.queue = @queue)
   AND (@only::text[] IS NULL OR m.queue = ANY(@only))
 GROUP BY 1, 2
@@ -62,7 +62,7 @@ SELECT date_bin(@bucket_minutes::integer * interval '1 minute', m.minute, timest
        coalesce(sum(m.lag_ms_sum) / nullif(sum(m.lag_count), 0), 0)::float8 AS avg_lag_ms,
        max(m.lag_ms_max) AS max_lag_ms
 FROM metrics_queue_minute m
-WHERE m.minute >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
+WHERE qg_scope_sees(m.tenant) AND m.minute >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
   AND m.minute <= @to AND m.queue <> ALL(@answered::text[])
 GROUP BY 1
 ORDER BY 1
@@ -74,7 +74,7 @@ ORDER BY 1
 WITH t AS (
     SELECT m.queue, sum(m.push_messages + m.pop_messages) AS n
     FROM metrics_queue_minute m
-    WHERE m.minute >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
+    WHERE qg_scope_sees(m.tenant) AND m.minute >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
       AND m.minute <= @to
     GROUP BY m.queue
     HAVING NOT @parked_only::boolean OR max(m.parked) > 0
@@ -88,13 +88,13 @@ SELECT coalesce(array(SELECT t.queue FROM t ORDER BY t.n DESC, t.queue LIMIT @li
 WITH l AS (
     SELECT m.queue, max(m.lag_ms_max) / 1000.0 AS lag
     FROM metrics_queue_minute m
-    WHERE m.minute >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
+    WHERE qg_scope_sees(m.tenant) AND m.minute >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
       AND m.minute <= @to
     GROUP BY m.queue
     UNION ALL
     SELECT h.queue_name, max(h.time_lag_max)::float8
     FROM stats_history h
-    WHERE h.scope = 'queue'
+    WHERE qg_scope_sees(h.tenant) AND h.scope = 'queue'
       AND h.bucket >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
       AND h.bucket <= @to
     GROUP BY h.queue_name
@@ -110,7 +110,7 @@ SELECT coalesce(array(SELECT t.queue FROM t ORDER BY t.n DESC, t.queue LIMIT @li
 SELECT date_bin(@bucket_minutes::integer * interval '1 minute', m.minute, timestamptz '2000-01-01') AS bucket,
        m.queue AS queue, m.worker_id AS worker_id, max(m.parked) AS parked
 FROM metrics_queue_minute m
-WHERE m.minute >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
+WHERE qg_scope_sees(m.tenant) AND m.minute >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
   AND m.minute <= @to AND (@queue::text IS NULL OR m.queue = @queue)
   AND (@only::text[] IS NULL OR m.queue = ANY(@only))
   AND m.parked > 0
@@ -124,7 +124,7 @@ SELECT date_bin(@bucket_minutes::integer * interval '1 minute', h.bucket, timest
        h.queue_name AS queue, max(h.time_lag_max) AS max_time_lag_seconds,
        avg(h.pending)::float8 AS avg_pending, avg(h.processing)::float8 AS avg_in_flight
 FROM stats_history h
-WHERE h.scope = 'queue'
+WHERE qg_scope_sees(h.tenant) AND h.scope = 'queue'
   AND h.bucket >= date_bin(@bucket_minutes::integer * interval '1 minute', @from::timestamptz, timestamptz '2000-01-01')
   AND h.bucket <= @to AND (@queue::text IS NULL OR h.queue_name = @queue)
   AND (@only::text[] IS NULL OR h.queue_name = ANY(@only))
@@ -137,7 +137,7 @@ ORDER BY 2, 1
 SELECT h.run_id::text AS run_id, h.run_at AS run_at, h.queue_name AS queue, h.partition_name AS partition,
        h.kind AS kind, h.removed AS removed, h.unconsumed AS unconsumed, h.dead_lettered AS dead_lettered
 FROM retention_history h
-WHERE h.run_at >= @from AND h.run_at <= @to AND (@queue::text IS NULL OR h.queue_name = @queue)
+WHERE qg_scope_sees(h.tenant) AND h.run_at >= @from AND h.run_at <= @to AND (@queue::text IS NULL OR h.queue_name = @queue)
   AND (@only::text[] IS NULL OR h.queue_name = ANY(@only))
 ORDER BY h.run_at DESC, h.queue_name, h.partition_name, h.kind
 LIMIT @limit
@@ -148,7 +148,7 @@ LIMIT @limit
 WITH t AS (
     SELECT h.queue_name AS queue, sum(h.removed) AS n
     FROM retention_history h
-    WHERE h.run_at >= @from AND h.run_at <= @to
+    WHERE qg_scope_sees(h.tenant) AND h.run_at >= @from AND h.run_at <= @to
     GROUP BY h.queue_name
 )
 SELECT coalesce(array(SELECT t.queue FROM t ORDER BY t.n DESC, t.queue LIMIT @limit), '{}'::text[]) AS names,
@@ -159,7 +159,7 @@ SELECT coalesce(array(SELECT t.queue FROM t ORDER BY t.n DESC, t.queue LIMIT @li
 SELECT h.kind AS kind, sum(h.removed)::bigint AS removed, sum(h.unconsumed)::bigint AS unconsumed,
        sum(h.dead_lettered)::bigint AS dead_lettered
 FROM retention_history h
-WHERE h.run_at >= @from AND h.run_at <= @to AND (@queue::text IS NULL OR h.queue_name = @queue)
+WHERE qg_scope_sees(h.tenant) AND h.run_at >= @from AND h.run_at <= @to AND (@queue::text IS NULL OR h.queue_name = @queue)
 GROUP BY h.kind
 ORDER BY h.kind
 

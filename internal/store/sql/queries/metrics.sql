@@ -1,6 +1,8 @@
 -- The cluster-wide Prometheus families (docs/api/admin-api.md §11.2) in one statement: running totals
 -- summed over instances, per-queue and per-instance figures of the last full minute, and the
 -- DLQ depth from the stats job. One row per sample: family, label pairs (name, value, …), value.
+-- The per-queue families name a queue of another tenant than the default one by the labels tenant
+-- and queue (docs/operations.md, "Tenants"); a tenant's session reads only its own queues.
 -- @now: now (NULL = the database clock). Every column is named (AS): the Go side scans rows
 -- by name.
 -- name: metrics_cluster
@@ -16,16 +18,19 @@ WITH clock AS (
            coalesce(sum(t.dlq), 0) AS dlq, coalesce(sum(t.leases_expired), 0) AS leases_expired
     FROM metrics_totals t
 ), per_queue AS (
-    SELECT m.queue, sum(m.push_requests) AS push_requests, sum(m.push_messages) AS push_messages,
+    SELECT m.tenant, m.queue,
+           CASE WHEN m.tenant = '' THEN ARRAY['queue', m.queue] ELSE ARRAY['tenant', m.tenant, 'queue', m.queue] END AS ql,
+           sum(m.push_requests) AS push_requests, sum(m.push_messages) AS push_messages,
            sum(m.pop_messages) AS pop_messages, sum(m.pop_empty) AS pop_empty,
            sum(m.transactions) AS transactions, sum(m.ack_success) AS ack_success,
            sum(m.ack_failed) AS ack_failed, coalesce(sum(m.lag_ms_sum) / nullif(sum(m.lag_count), 0), 0) AS lag_avg,
            max(m.lag_ms_max) AS lag_max, sum(m.parked) AS parked,
            extract(epoch FROM c.now - (SELECT max(x.updated_at) FROM metrics_queue_minute x
-                                       WHERE x.queue = m.queue AND x.minute >= c.minute)) AS age
+                                       WHERE x.tenant = m.tenant AND x.queue = m.queue
+                                         AND x.minute >= c.minute)) AS age
     FROM metrics_queue_minute m CROSS JOIN clock c
-    WHERE m.minute = c.minute
-    GROUP BY m.queue, c.now, c.minute
+    WHERE m.minute = c.minute AND qg_scope_sees(m.tenant)
+    GROUP BY m.tenant, m.queue, c.now, c.minute
 ), per_worker AS (
     SELECT w.hostname, w.worker_id, w.pid::text AS pid, w.push_requests, w.pop_requests, w.ack_requests,
            w.transactions, w.push_messages, w.pop_messages, w.ack_messages, w.ack_success, w.ack_failed,
@@ -51,17 +56,17 @@ SELECT v.family AS family, v.labels AS labels, v.value::float8 AS value FROM tot
 ) AS v (family, labels, value)
 UNION ALL
 SELECT v.family, v.labels, v.value::float8 FROM per_queue q CROSS JOIN LATERAL (VALUES
-    ('queen_queue_push_requests_per_minute', ARRAY['queue', q.queue], q.push_requests),
-    ('queen_queue_push_messages_per_minute', ARRAY['queue', q.queue], q.push_messages),
-    ('queen_queue_pop_messages_per_minute', ARRAY['queue', q.queue], q.pop_messages),
-    ('queen_queue_pop_empty_per_minute', ARRAY['queue', q.queue], q.pop_empty),
-    ('queen_queue_transactions_per_minute', ARRAY['queue', q.queue], q.transactions),
-    ('queen_queue_ack_per_minute', ARRAY['queue', q.queue, 'result', 'success'], q.ack_success),
-    ('queen_queue_ack_per_minute', ARRAY['queue', q.queue, 'result', 'failed'], q.ack_failed),
-    ('queen_queue_pop_lag_milliseconds', ARRAY['queue', q.queue, 'stat', 'avg'], q.lag_avg),
-    ('queen_queue_pop_lag_milliseconds', ARRAY['queue', q.queue, 'stat', 'max'], q.lag_max),
-    ('queen_queue_parked_consumers', ARRAY['queue', q.queue], q.parked),
-    ('queen_queue_metrics_age_seconds', ARRAY['queue', q.queue], q.age)
+    ('queen_queue_push_requests_per_minute', q.ql, q.push_requests),
+    ('queen_queue_push_messages_per_minute', q.ql, q.push_messages),
+    ('queen_queue_pop_messages_per_minute', q.ql, q.pop_messages),
+    ('queen_queue_pop_empty_per_minute', q.ql, q.pop_empty),
+    ('queen_queue_transactions_per_minute', q.ql, q.transactions),
+    ('queen_queue_ack_per_minute', q.ql || ARRAY['result', 'success'], q.ack_success),
+    ('queen_queue_ack_per_minute', q.ql || ARRAY['result', 'failed'], q.ack_failed),
+    ('queen_queue_pop_lag_milliseconds', q.ql || ARRAY['stat', 'avg'], q.lag_avg),
+    ('queen_queue_pop_lag_milliseconds', q.ql || ARRAY['stat', 'max'], q.lag_max),
+    ('queen_queue_parked_consumers', q.ql, q.parked),
+    ('queen_queue_metrics_age_seconds', q.ql, q.age)
 ) AS v (family, labels, value)
 UNION ALL
 SELECT v.family, ARRAY['hostname', w.hostname, 'worker_id', w.worker_id, 'pid', w.pid] || v.labels, v.value::float8
@@ -83,7 +88,9 @@ FROM per_worker w CROSS JOIN LATERAL (VALUES
 UNION ALL
 SELECT 'queen_dlq_depth', ARRAY['scope', 'cluster'], s.dead_letter::float8 FROM stats s WHERE s.scope = 'system'
 UNION ALL
-SELECT 'queen_dlq_depth_by_queue', ARRAY['queue', q.name], s.dead_letter::float8
+SELECT 'queen_dlq_depth_by_queue',
+       CASE WHEN q.tenant = '' THEN ARRAY['queue', q.name] ELSE ARRAY['tenant', q.tenant, 'queue', q.name] END,
+       s.dead_letter::float8
 FROM stats s JOIN queues q ON q.id = s.queue_id WHERE s.scope = 'queue'
 
 -- Adds one instance's per-minute deltas (worker and queue rows: JSON arrays). Parameters are

@@ -24,10 +24,10 @@ SELECT q.id::text AS id, q.name AS name, q.namespace AS namespace, q.task AS tas
        (SELECT count(*) FROM partitions p WHERE p.queue_id = q.id) AS partitions,
        coalesce(s.messages_consumed, 0) AS consumed
 FROM queues q LEFT JOIN stats s ON s.scope = 'queue' AND s.key = q.id::text
-LEFT JOIN (SELECT m.queue, sum(m.ack_success) AS n
+LEFT JOIN (SELECT m.tenant, m.queue, sum(m.ack_success) AS n
            FROM metrics_queue_minute m
            WHERE m.minute >= date_trunc('minute', @from::timestamptz) AND m.minute <= @to
-           GROUP BY m.queue) c ON c.queue = q.name
+           GROUP BY m.tenant, m.queue) c ON c.tenant = q.tenant AND c.queue = q.name
 WHERE (@queue::text IS NULL OR q.name = @queue) AND (@namespace::text IS NULL OR q.namespace = @namespace)
   AND (@task::text IS NULL OR q.task = @task)
 ORDER BY coalesce(c.n, 0) DESC, q.name
@@ -60,8 +60,8 @@ WITH span AS (
            sum(m.ack_failed) AS ack_failed, sum(m.dlq) AS dlq
     FROM metrics_queue_minute m CROSS JOIN span
     WHERE m.minute >= span.first AND m.minute <= @to
-      AND ((@queue::text IS NULL AND @namespace::text IS NULL AND @task::text IS NULL)
-           OR m.queue IN (SELECT q.name FROM queues q
+      AND ((@queue::text IS NULL AND @namespace::text IS NULL AND @task::text IS NULL AND qg_scope_sees(m.tenant))
+           OR (m.tenant, m.queue) IN (SELECT q.tenant, q.name FROM queues q
                           WHERE (@queue::text IS NULL OR q.name = @queue)
                             AND (@namespace::text IS NULL OR q.namespace = @namespace)
                             AND (@task::text IS NULL OR q.task = @task)))
@@ -103,8 +103,8 @@ SELECT coalesce(sum(m.push_requests), 0)::bigint AS push_requests, coalesce(sum(
         WHERE w.minute >= date_trunc('minute', @from::timestamptz) AND w.minute <= @to) AS db_errors
 FROM metrics_queue_minute m
 WHERE m.minute >= date_trunc('minute', @from::timestamptz) AND m.minute <= @to
-  AND ((@queue::text IS NULL AND @namespace::text IS NULL AND @task::text IS NULL)
-       OR m.queue IN (SELECT q.name FROM queues q
+  AND ((@queue::text IS NULL AND @namespace::text IS NULL AND @task::text IS NULL AND qg_scope_sees(m.tenant))
+       OR (m.tenant, m.queue) IN (SELECT q.tenant, q.name FROM queues q
                       WHERE (@queue::text IS NULL OR q.name = @queue)
                         AND (@namespace::text IS NULL OR q.namespace = @namespace)
                         AND (@task::text IS NULL OR q.task = @task)))
@@ -147,8 +147,8 @@ WITH buckets AS (
     SELECT date_trunc(@unit, m.minute, 'UTC') AS b, sum(m.push_messages) AS n
     FROM metrics_queue_minute m
     WHERE m.minute >= date_trunc(@unit, @from::timestamptz, 'UTC') AND m.minute <= @to
-      AND ((@queue::text IS NULL AND @namespace::text IS NULL AND @task::text IS NULL)
-           OR m.queue IN (SELECT q.name FROM queues q
+      AND ((@queue::text IS NULL AND @namespace::text IS NULL AND @task::text IS NULL AND qg_scope_sees(m.tenant))
+           OR (m.tenant, m.queue) IN (SELECT q.tenant, q.name FROM queues q
                           WHERE (@queue::text IS NULL OR q.name = @queue)
                             AND (@namespace::text IS NULL OR q.namespace = @namespace)
                             AND (@task::text IS NULL OR q.task = @task)))
