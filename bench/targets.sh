@@ -50,7 +50,7 @@ fi
 
 run_one() { # name, then queen-bench arguments
 	local name="$1"; shift
-	psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null 2>&1
+	psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB" >/dev/null 2>&1
 	# a fresh spool per run: a spool left by an earlier run makes the broker spool every push
 	rm -rf "$OUT/spool"
 	FILE_BUFFER_DIR="$OUT/spool" DATABASE_URL="$BROKER_DSN" PORT=$PORT LOG_LEVEL=warn "$OUT/queen" >"$OUT/queen.log" 2>&1 &
@@ -94,6 +94,6 @@ autoack1m|-scenario popack -batch 100 -conns 25 -partitions 500 -ack auto -messa
 partitions|-scenario partitions -batch 10 -conns 20
 sweep|-scenario sweep -sweep 10,1000,10000,100000
 SCENARIOS
-psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
+psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
 echo "Every run (scenario, msgs/s, p99 ms, baseline, ratio %, RSS MB, CPU, baseline CPU, requests per call, p50 ms):" >&2
 cat "$OUT/runs.tsv" >&2
