@@ -12,8 +12,20 @@ trap 'rm -f "$direct" "$pooled"' EXIT
 bash bench/targets.sh "$RUNS" 2>/dev/null | tee "$direct"
 POOLER=transaction bash bench/targets.sh "$RUNS" 2>/dev/null | tee "$pooled"
 echo
-echo "| scenario | direct msgs/s | behind PgBouncer msgs/s | pooled ÷ direct |"
-echo "|---|---|---|---|"
-join -t'|' -j2 <(awk -F'|' 'NR>2 {print $0}' "$direct" | sort -t'|' -k2,2) \
-	<(awk -F'|' 'NR>2 {print $0}' "$pooled" | sort -t'|' -k2,2) |
-	awk -F'|' '{d=$4; p=$15; gsub(/ /,"",d); gsub(/ /,"",p); printf "| %s | %s | %s | %.0f %% |\n", $1, d, p, 100*p/d}'
+# One row per targets.sh row, matched by its parameters (two rows may share a scenario name).
+python3 - "$direct" "$pooled" <<'PY'
+import sys
+def rows(path):
+    out = {}
+    for line in open(path):
+        f = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(f) > 2 and f[2].replace(",", "").isdigit():
+            out[f[1]] = (f[0], float(f[2].replace(",", "")))
+    return out
+d, p = rows(sys.argv[1]), rows(sys.argv[2])
+print("| scenario | params | direct msgs/s | behind PgBouncer msgs/s | pooled ÷ direct |")
+print("|---|---|---|---|---|")
+for k, (name, v) in d.items():
+    if k in p:
+        print(f"| {name} | {k} | {v:,.0f} | {p[k][1]:,.0f} | {100 * p[k][1] / v:.0f} % |")
+PY
