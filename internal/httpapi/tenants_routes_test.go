@@ -135,6 +135,9 @@ func TestTenantEveryRouteAnswersAnotherTenantsObjectsAsUnknown(t *testing.T) {
 	s := decode[struct {
 		QueryID string `json:"query_id"`
 	}](t, body)
+	if s.QueryID == "" {
+		t.Fatalf("A's stream query: %d %s", code, body)
+	}
 	vals["{SID}"] = s.QueryID
 	before := tenantState(t, a.tenant)
 
