@@ -18,11 +18,6 @@ import (
 // repoRoot is the repository's root seen from this package's directory.
 const repoRoot = "../.."
 
-// historyFile is the one file allowed to tell how the tree came to be: the dated record of the
-// benchmark studies, which bench/README.md (reference) links to. It is left out of the wording
-// checks because it is the designated history file, not as an exemption for its words.
-const historyFile = "bench/HISTORY.md"
-
 // processWording is how the work that wrote this tree was organised, words that mean nothing to
 // a reader, who has dates and commits instead: a work session named by its number or its rank,
 // an issue or an item named by its number (with or without "#"), an item of work called so, and
@@ -39,17 +34,14 @@ var processWording = regexp.MustCompile(`(?i)\bsessions? #?[0-9]+\b` +
 var datedHeading = regexp.MustCompile(`^#{1,6}\s.*(\b[0-9]{4}-[0-9]{2}(-[0-9]{2})?\b|` +
 	`(?i:\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.? [0-9]{1,2}\b))`)
 
-// TestDocsNameDatesNotSessions: the docs (README.md, docs/ and bench/README.md) and the code's
+// TestDocsNameDatesNotSessions: the docs (README.md, docs/ and bench/, its history included) and the code's
 // comments describe what is, not how it came to be: no names of the sessions, issues, items or
 // periods the work was organised in, and no dated headings. Measurements carry their date, and changes their commit, in the text.
-// bench/HISTORY.md is not read (historyFile).
 func TestDocsNameDatesNotSessions(t *testing.T) {
-	docs := []string{"README.md", "bench/README.md"}
+	docs := []string{"README.md"}
+	docs = append(docs, walk(t, "bench", ".md")...)
 	docs = append(docs, walk(t, "docs", ".md")...)
 	for _, f := range docs {
-		if f == historyFile {
-			continue
-		}
 		for i, line := range strings.Split(read(t, f), "\n") {
 			if m := processWording.FindString(line); m != "" {
 				t.Errorf("%s:%d: %q: say what is, or name a date or a commit", f, i+1, m)
