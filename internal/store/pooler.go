@@ -170,7 +170,3 @@ func (s *Store) inTx(ctx context.Context, fn func(context.Context, querier) erro
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return fn(ctx, tx) })
 	})
 }
-
-// BehindPooler reports whether the store runs behind a transaction pooler, and whether it has
-// direct sessions for LISTEN and the jobs' locks (DATABASE_SESSION_URL).
-func (s *Store) BehindPooler() (pooler, sessions bool) { return s.begin != "", s.sessionDSN != "" }

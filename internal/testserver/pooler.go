@@ -35,10 +35,6 @@ var pooled struct {
 	bouncer *pgcluster.PgBouncer
 }
 
-// Pooler returns the package's PgBouncer and EnvPooler's mode, or nil and "" when the
-// brokers connect directly.
-func Pooler() (*pgcluster.PgBouncer, string) { return pooled.bouncer, pooled.mode }
-
 // startPooler starts the package's pooler in front of dsn when EnvPooler asks for one.
 func startPooler(dsn string) (stop func(), err error) {
 	mode := os.Getenv(EnvPooler)
