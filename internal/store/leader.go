@@ -247,9 +247,18 @@ func (l *Leader) giveBack(ctx context.Context) {
 	defer cancel()
 	args := l.leaseArgs()
 	delete(args, "ttl")
-	if _, err := jobQuery(ctx, &Leader{s: l.s, c: l.c}, sqlLeaseRelease.sql, args, sqlLeaseRelease.one); err != nil {
+	if !l.c.Conn().IsClosed() {
+		if _, err := jobQuery(ctx, &Leader{s: l.s, c: l.c}, sqlLeaseRelease.sql, args, sqlLeaseRelease.one); err == nil {
+			return
+		}
 		closeConn(l.c)
 	}
+	// The job's connection broke (its statement passed a deadline): the row is given back on
+	// another, or the other instances would skip the job until it expired.
+	_ = l.s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
+		_, err := sqlLeaseRelease.one(c.Query(ctx, sqlLeaseRelease.sql, args))
+		return err
+	})
 }
 
 // release gives the lock back. When that fails (the job's context ended mid-statement, the

@@ -227,3 +227,24 @@ func TestTransactionsBeginOnlyInInTx(t *testing.T) {
 		}
 	}
 }
+
+// A job whose connection broke mid-run (a statement past its deadline closes it) still gives
+// its lease row back, on another connection: the other instances lead at their next tick, not
+// only once the row expires.
+func TestPoolerLeaseOfABrokenConnectionIsGivenBack(t *testing.T) {
+	b := poolerFor(t, 3)
+	dropSchema(t, "pooler_lease_broken")
+	a, other := openPooled(t, b, "pooler_lease_broken", ""), openPooled(t, b, "pooler_lease_broken", "")
+	ctx := context.Background()
+	led, err := a.TryLead(ctx, "stats", func(l *Leader) error {
+		closeConn(l.c) // as a statement past its deadline leaves it
+		return nil
+	})
+	if err != nil || !led {
+		t.Fatalf("led %v, %v", led, err)
+	}
+	led, err = other.TryLead(ctx, "stats", func(*Leader) error { return nil })
+	if err != nil || !led {
+		t.Fatalf("the other instance after a broken holder: led %v, %v; want true at once", led, err)
+	}
+}
