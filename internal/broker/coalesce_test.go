@@ -362,10 +362,14 @@ func TestCoalescerNeverRewritesACommittedCall(t *testing.T) {
 		startPart(t, c)
 		var wg sync.WaitGroup
 		errs := make([]error, 3)
-		for r := range errs {
+		// The first request alone, held at the gate in its call; only then the other two,
+		// queued behind it (submitted together, the flusher could take two into the first call).
+		wg.Go(func() { _, errs[0] = c.submit(context.Background(), items("a", "b")) })
+		synctest.Wait()
+		for r := 1; r < len(errs); r++ {
 			wg.Go(func() { _, errs[r] = c.submit(context.Background(), items("a", "b")) })
 		}
-		synctest.Wait() // the first in a call held at the gate, two queued behind it
+		synctest.Wait()
 		if n := c.queued(); n != 2 {
 			t.Fatalf("%d requests queued behind the held call, want 2", n)
 		}
