@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/testserver"
 )
 
@@ -35,6 +37,13 @@ func TestTenantSeriesOfSameNamedQueuesStayApart(t *testing.T) {
 	if code != http.StatusOK || json.Unmarshal(body, &p) != nil || len(p.Messages) != n {
 		t.Fatalf("A pop: %d %s", code, body)
 	}
+	// Eviction dead-letters B's messages (a background job, which names queues by tenant and
+	// name): counted in B's orders, not in A's or the default tenant's.
+	if code, body := bb.do("POST", "/api/v1/configure", obj{"queue": queue, "options": obj{"maxWaitTimeSeconds": 30}}); code != http.StatusOK {
+		t.Fatalf("B configure: %d %s", code, body)
+	}
+	b.srv.Clock.Advance(31 * time.Second)
+	b.stRun(mq.JobEviction)
 	if err := b.srv.Metrics.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -61,16 +70,16 @@ func TestTenantSeriesOfSameNamedQueuesStayApart(t *testing.T) {
 		return n
 	}
 	for _, c := range []struct {
-		cl               tenantClient
-		pushed, consumed int64
-	}{{a, n, n}, {bb, m, 0}} {
+		cl                        tenantClient
+		pushed, consumed, evicted int64
+	}{{a, n, n, 0}, {bb, m, 0, m}} {
 		for _, path := range []string{"/api/v1/status?queue=" + queue, "/api/v1/status"} {
 			st := get(c.cl, path)
 			if in, pr := sum(st["throughput"], "ingested"), sum(st["throughput"], "processed"); in != c.pushed || pr != c.consumed {
 				t.Errorf("%s %s: ingested %d processed %d, want %d and %d", c.cl.tenant, path, in, pr, c.pushed, c.consumed)
 			}
-			if msgs := st["messages"].(obj); msgs["total"] != float64(c.pushed) {
-				t.Errorf("%s %s: messages %v, want total %d", c.cl.tenant, path, msgs, c.pushed)
+			if msgs := st["messages"].(obj); msgs["total"] != float64(c.pushed-c.evicted) || msgs["deadLetter"] != float64(c.evicted) {
+				t.Errorf("%s %s: messages %v, want total %d, deadLetter %d", c.cl.tenant, path, msgs, c.pushed-c.evicted, c.evicted)
 			}
 		}
 		an := get(c.cl, "/api/v1/status/analytics?interval=minute&queue="+queue)
@@ -85,6 +94,9 @@ func TestTenantSeriesOfSameNamedQueuesStayApart(t *testing.T) {
 			}
 			if pu, po := sum(qs[0]["points"], "pushMessages"), sum(qs[0]["points"], "popMessages"); pu != c.pushed || po != c.consumed {
 				t.Errorf("%s %s: pushed %d popped %d, want %d and %d", c.cl.tenant, path, pu, po, c.pushed, c.consumed)
+			}
+			if d := sum(qs[0]["points"], "dlq"); d != c.evicted {
+				t.Errorf("%s %s: %d dead-lettered, want %d", c.cl.tenant, path, d, c.evicted)
 			}
 		}
 		lag := get(c.cl, "/api/v1/analytics/queue-lag")

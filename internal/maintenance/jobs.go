@@ -61,10 +61,10 @@ func (r *Runner) eviction(ctx context.Context, l *store.Leader) error {
 		return l.EvictionBatch(ctx, run, r.cfg.EvictionBatchSize)
 	})
 	for _, q := range perQueue(evicted) {
-		r.log.Info("evicted messages past their max wait time to the DLQ", "queue", q.Queue,
+		r.log.Info("evicted messages past their max wait time to the DLQ", "tenant", q.Tenant, "queue", q.Queue,
 			"messages", q.Removed, "dlqEntries", q.DeadLettered)
 		if r.cfg.Recorder != nil {
-			r.cfg.Recorder.DeadLettered(q.Queue, q.DeadLettered)
+			r.cfg.Recorder.DeadLettered(q.Tenant, q.Queue, q.DeadLettered)
 		}
 	}
 	return err
@@ -137,13 +137,15 @@ func repeat(step func() (more bool, err error)) error {
 
 // perQueue sums removal counts per queue, in name order.
 func perQueue(cs []store.RemovalCount) []store.RemovalCount {
-	by := map[string]*store.RemovalCount{}
+	type key struct{ tenant, queue string }
+	by := map[key]*store.RemovalCount{}
 	var out []store.RemovalCount
 	for _, c := range cs {
-		s := by[c.Queue]
+		k := key{c.Tenant, c.Queue}
+		s := by[k]
 		if s == nil {
-			s = &store.RemovalCount{Queue: c.Queue}
-			by[c.Queue] = s
+			s = &store.RemovalCount{Tenant: c.Tenant, Queue: c.Queue}
+			by[k] = s
 		}
 		s.Removed += c.Removed
 		s.Unconsumed += c.Unconsumed
@@ -152,6 +154,8 @@ func perQueue(cs []store.RemovalCount) []store.RemovalCount {
 	for _, s := range by {
 		out = append(out, *s)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Tenant < out[j].Tenant || out[i].Tenant == out[j].Tenant && out[i].Queue < out[j].Queue
+	})
 	return out
 }

@@ -45,7 +45,7 @@ type Config struct {
 
 // Recorder counts what the jobs do that the metrics report.
 type Recorder interface {
-	DeadLettered(queue string, n int64)
+	DeadLettered(tenant, queue string, n int64)
 	LeasesExpired(n int64)
 }
 
@@ -76,8 +76,16 @@ type Runner struct {
 
 type jobSpec struct {
 	interval time.Duration
-	work     func(context.Context, *store.Leader) error
+	// stretch, when set, spaces the job's scheduled runs by at least that many times the
+	// latest run's duration (store.Leader.Claim): it runs at most 1/stretch of the time.
+	stretch int
+	work    func(context.Context, *store.Leader) error
 }
+
+// statsStretch keeps the stats job to a tenth of the time: it only serves the status routes,
+// and over a hundred thousand partitions a run takes longer than its interval (every partition
+// recomputed), which would otherwise keep a backend busy for good beside the data path.
+const statsStretch = 10
 
 // New returns a runner over st; Start schedules its jobs.
 func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
@@ -88,10 +96,11 @@ func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
 	r.hostname, _ = os.Hostname()
 	r.log = r.Logger()
 	r.jobs = map[string]jobSpec{
-		mq.JobRetention:         {cfg.RetentionInterval, r.retention},
-		mq.JobEviction:          {cfg.EvictionInterval, r.eviction},
-		mq.JobLeaseHousekeeping: {cfg.LeaseHousekeepingInterval, r.leaseHousekeeping},
-		mq.JobStats:             {cfg.StatsInterval, func(ctx context.Context, l *store.Leader) error { _, err := r.stats(ctx, l); return err }},
+		mq.JobRetention:         {interval: cfg.RetentionInterval, work: r.retention},
+		mq.JobEviction:          {interval: cfg.EvictionInterval, work: r.eviction},
+		mq.JobLeaseHousekeeping: {interval: cfg.LeaseHousekeepingInterval, work: r.leaseHousekeeping},
+		mq.JobStats: {interval: cfg.StatsInterval, stretch: statsStretch,
+			work: func(ctx context.Context, l *store.Leader) error { _, err := r.stats(ctx, l); return err }},
 	}
 	for _, j := range mq.JobNames {
 		r.states[j] = &mq.JobState{State: mq.JobStopped}
@@ -196,7 +205,7 @@ func (r *Runner) lead(ctx context.Context, name string, gap time.Duration, work 
 	due := true
 	led, err := r.st.TryLead(ctx, name, func(l *store.Leader) error {
 		var err error
-		if due, err = l.Claim(ctx, name, gap, r.cfg.WorkerID); err != nil || !due {
+		if due, err = l.Claim(ctx, name, gap, r.jobs[name].stretch, r.cfg.WorkerID); err != nil || !due {
 			return err
 		}
 		r.update(name, func(s *mq.JobState) { s.State, s.Leader = mq.JobRunning, true })

@@ -351,14 +351,13 @@ func (c *Collector) Cycled(tenant string, cy mq.StreamCycle, out mq.StreamCycleO
 	}
 }
 
-// DeadLettered counts DLQ entries written by a background job (eviction). The job reports
-// queues by name alone, so they are counted under the default tenant's queue of that name.
-func (c *Collector) DeadLettered(queue string, n int64) {
+// DeadLettered counts DLQ entries written by a background job (eviction) in tenant's queue.
+func (c *Collector) DeadLettered(tenant, queue string, n int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.current()
 	m.w.DLQ += n
-	m.queue("", queue).DLQ += n
+	m.queue(tenant, queue).DLQ += n
 }
 
 // LeasesExpired counts leases lease housekeeping found expired.

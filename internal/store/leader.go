@@ -275,14 +275,14 @@ func release(ctx context.Context, c *pgxpool.Conn, job string) {
 
 // Claim records that workerID starts a run of job, in the job's schedule shared by every
 // instance, and reports true; with gap > 0 only when no run of job started within gap before
-// now on any instance (false then, nothing recorded). gap 0 always claims: a run a route asked
-// for. Call it while leading job.
-func (l *Leader) Claim(ctx context.Context, job string, gap time.Duration, workerID string) (bool, error) {
+// now on any instance, nor within stretch times the latest recorded run's duration (false then,
+// nothing recorded). gap 0 always claims: a run a route asked for. Call it while leading job.
+func (l *Leader) Claim(ctx context.Context, job string, gap time.Duration, stretch int, workerID string) (bool, error) {
 	var g *time.Duration
 	if gap > 0 {
 		g = &gap
 	}
-	r, err := jobRow(ctx, l, sqlJobClaim, pgx.StrictNamedArgs{"job": job, "gap": g, "worker": workerID})
+	r, err := jobRow(ctx, l, sqlJobClaim, pgx.StrictNamedArgs{"job": job, "gap": g, "worker": workerID, "stretch": stretch})
 	return r.Claimed, err
 }
 
@@ -290,6 +290,7 @@ func (l *Leader) Claim(ctx context.Context, job string, gap time.Duration, worke
 // rule (kind retention, completed_retention or max_wait_time_eviction).
 // It is a row of retention_batch and eviction_batch, read by column name.
 type RemovalCount struct {
+	Tenant       string `db:"tenant"` // the queue's tenant ("" the default one)
 	Queue        string `db:"queue"`
 	Partition    string `db:"partition"`
 	Kind         string `db:"kind"`

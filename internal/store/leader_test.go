@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/queen-go/queen/internal/mq"
 )
 
 // A job stopped while its statement runs lets that statement finish and gives its lock back
@@ -32,5 +34,43 @@ func TestStoppedLeaderReleasesItsLockBeforeReturning(t *testing.T) {
 		if err != nil || !ran {
 			t.Fatalf("the other instance could not lead right after: ran=%v err=%v", ran, err)
 		}
+	}
+}
+
+// A job with a stretch starts a scheduled run only once that many times its latest run's
+// duration has passed since the last start, however short its gap; without one, the gap alone
+// decides, and a run a route asks for (gap 0) always starts.
+func TestClaimSpacesRunsByTheirDuration(t *testing.T) {
+	t.Parallel()
+	s := migratedSchema(t, "leader_stretch")
+	ctx := context.Background()
+	claim := func(gap time.Duration, stretch int) bool {
+		t.Helper()
+		var due bool
+		led, err := s.TryLead(ctx, "stats", func(l *Leader) error {
+			var err error
+			due, err = l.Claim(ctx, "stats", gap, stretch, "w")
+			return err
+		})
+		if err != nil || !led {
+			t.Fatalf("lead: %v %v", led, err)
+		}
+		return due
+	}
+	if !claim(time.Microsecond, 10) {
+		t.Fatal("the first run ever was not claimed")
+	}
+	// The run just claimed took a minute: with stretch 10 the next may start ten minutes after it.
+	if err := s.RecordJobRun(ctx, mq.JobRun{Job: "stats", StartedAt: time.Now(), WorkerID: "w", Duration: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if claim(time.Microsecond, 10) {
+		t.Fatal("a run was claimed within ten times the last run's duration")
+	}
+	if !claim(time.Microsecond, 0) {
+		t.Fatal("without a stretch, a run past the gap was not claimed")
+	}
+	if !claim(0, 10) {
+		t.Fatal("a run asked for by a route was not claimed")
 	}
 }

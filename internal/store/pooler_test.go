@@ -139,12 +139,12 @@ func TestPoolerJobsLeadByLeaseRows(t *testing.T) {
 	first := make(chan outcome, 1)
 	go func() {
 		led, err := a.TryLead(ctx, "stats", func(l *Leader) error {
-			if _, err := l.Claim(ctx, "stats", 0, "a"); err != nil {
+			if _, err := l.Claim(ctx, "stats", 0, 0, "a"); err != nil {
 				return err
 			}
 			close(inside)
 			<-done
-			_, err := l.Claim(ctx, "stats", 0, "a")
+			_, err := l.Claim(ctx, "stats", 0, 0, "a")
 			return err
 		})
 		first <- outcome{led, err}
@@ -165,7 +165,7 @@ func TestPoolerJobsLeadByLeaseRows(t *testing.T) {
 	if _, err := a.pool.Exec(ctx, "UPDATE pooler_lease.job_leases SET expires_at = now() - interval '1 s' WHERE job = 'stats'"); err != nil {
 		t.Fatal(err)
 	}
-	led, err = other.TryLead(ctx, "stats", func(l *Leader) error { _, err := l.Claim(ctx, "stats", 0, "b"); return err })
+	led, err = other.TryLead(ctx, "stats", func(l *Leader) error { _, err := l.Claim(ctx, "stats", 0, 0, "b"); return err })
 	if err != nil || !led {
 		t.Fatalf("after the lease expired: led %v, %v; want true", led, err)
 	}

@@ -35,31 +35,35 @@ func TestPushReadsEachPartitionHeadOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	scans := func() int64 {
-		var n int64
-		err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
-			if _, err := c.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
-				return err
-			}
-			return c.QueryRow(ctx, `SELECT coalesce(sum(idx_scan), 0)::bigint FROM pg_stat_user_indexes
-				WHERE schemaname = current_schema() AND indexrelname = 'partition_heads_pkey'`).Scan(&n)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	flushAll(t, s)
-	before := scans()
+	before := indexScans(t, s, "partition_heads_pkey")
 	res, err := s.Push(ctx, rows(8))
 	if err != nil || len(res) != items {
 		t.Fatalf("push: %d results, %v", len(res), err)
 	}
-	flushAll(t, s)
-	if n := scans() - before; n > 2*parts {
+	if n := indexScans(t, s, "partition_heads_pkey") - before; n > 2*parts {
 		t.Fatalf("one push of %d items over %d partitions scanned partition_heads_pkey %d times; want at most two per partition (its read and its update)",
 			items, parts, n)
 	}
+}
+
+// indexScans is how many times index name of s's schema was scanned so far, counting every
+// statement run before the call.
+func indexScans(t *testing.T, s *Store, name string) int64 {
+	t.Helper()
+	flushAll(t, s)
+	ctx := context.Background()
+	var n int64
+	err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
+		if _, err := c.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
+			return err
+		}
+		return c.QueryRow(ctx, `SELECT coalesce(sum(idx_scan), 0)::bigint FROM pg_stat_user_indexes
+			WHERE schemaname = current_schema() AND indexrelname = $1`, name).Scan(&n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // flushAll makes every pooled connection of s send its pending statistics now (PostgreSQL 15

@@ -19,11 +19,27 @@ $$;
 
 -- p_pids with NULL (no partition) in place of each id the session's scope does not see: the
 -- acks of another tenant's messages then answer as acks of unknown ones, and change nothing.
-CREATE OR REPLACE FUNCTION qg_visible_pids(p_pids uuid[]) RETURNS uuid[] LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN qg_scope_all() THEN p_pids ELSE
-        (SELECT coalesce(array_agg(CASE WHEN qg_sees_partition(u.pid) THEN u.pid END ORDER BY u.o), '{}')
-         FROM unnest(p_pids) WITH ORDINALITY AS u (pid, o)) END;
-$$;
+-- Each distinct partition is looked up once (the index scan of = ANY skips repeated keys),
+-- however many items name it, and an array of one partition (an ack batch: a hundred items of
+-- one partition) takes one probe and no sort. PL/pgSQL with a generic plan, so that the plan is
+-- kept, not made again for each array: every ack runs it.
+CREATE OR REPLACE FUNCTION qg_visible_pids(p_pids uuid[]) RETURNS uuid[] LANGUAGE plpgsql STABLE
+SET plan_cache_mode = force_generic_plan AS $$
+BEGIN
+    IF qg_scope_all() THEN
+        RETURN p_pids;
+    END IF;
+    IF p_pids[1] = ALL (p_pids) THEN -- NULL, not true, when an item has no partition
+        IF EXISTS (SELECT 1 FROM partitions p JOIN queues q ON q.id = p.queue_id WHERE p.id = p_pids[1]) THEN
+            RETURN p_pids;
+        END IF;
+        RETURN array_fill(NULL::uuid, ARRAY[cardinality(p_pids)]);
+    END IF;
+    RETURN (SELECT coalesce(array_agg(s.id ORDER BY u.o), '{}')
+            FROM unnest(p_pids) WITH ORDINALITY AS u (pid, o)
+            LEFT JOIN (SELECT p.id FROM partitions p JOIN queues q ON q.id = p.queue_id
+                       WHERE p.id = ANY (p_pids)) s ON s.id = u.pid);
+END $$;
 
 -- Serialises, per queue, partition creation and group registration: a partition created while
 -- a group registers would otherwise be missed both by the registration (not there yet) and by

@@ -468,11 +468,14 @@ DECLARE
     v_lo  integer;
     v_hi  integer;
 BEGIN
-    p_pids := qg_visible_pids(p_pids); -- another tenant's partition is no partition
-    PERFORM 1 FROM consumers c
+    -- Another tenant's pairs are not locked (the join to the scoped view queues leaves them
+    -- out), and each request's own function answers their items as unknown: qg_ack_one finds
+    -- no message through queues, qg_ack_items checks its partitions (qg_visible_pids) — per
+    -- request, where a batch names one partition, not over the merged arrays.
+    PERFORM 1 FROM consumers c JOIN queues q ON q.id = c.queue_id
     WHERE (c.partition_id, c.consumer_group) IN (SELECT u.pid, u.grp FROM unnest(p_pids, p_groups) AS u (pid, grp))
     ORDER BY c.partition_id, c.consumer_group
-    FOR UPDATE;
+    FOR UPDATE OF c;
     FOR r IN 1 .. cardinality(p_starts) LOOP
         v_lo := p_starts[r];
         v_hi := coalesce(p_starts[r + 1], cardinality(p_pids) + 1) - 1;

@@ -59,7 +59,7 @@ CREATE OR REPLACE FUNCTION qg_record_removals(
     p_run uuid, p_pids uuid[], p_pos bigint[], p_kinds text[], p_unconsumed boolean[],
     p_dead integer[], p_now timestamptz)
 RETURNS TABLE (queue_name text, partition_name text, kind text, removed bigint, unconsumed bigint,
-               dead_lettered bigint)
+               dead_lettered bigint, queue_tenant text)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
@@ -80,7 +80,7 @@ BEGIN
         SET removed = h.removed + EXCLUDED.removed, unconsumed = h.unconsumed + EXCLUDED.unconsumed,
             dead_lettered = h.dead_lettered + EXCLUDED.dead_lettered
     )
-    SELECT n.qname, n.pname, n.kind, n.n, n.unc, n.dead FROM named n ORDER BY n.qname, n.pname, n.kind;
+    SELECT n.qname, n.pname, n.kind, n.n, n.unc, n.dead, n.qtenant FROM named n ORDER BY n.qtenant, n.qname, n.pname, n.kind;
 
     PERFORM qg_remove_messages(p_pids, p_pos, p_now);
 END $$;
@@ -92,7 +92,7 @@ END $$;
 -- again under the consumer-row locks, because a pop or a seek may have changed them meanwhile.
 CREATE OR REPLACE FUNCTION qg_retention_batch(p_run uuid, p_limit integer, p_now timestamptz)
 RETURNS TABLE (queue_name text, partition_name text, kind text, removed bigint, unconsumed bigint,
-               dead_lettered bigint)
+               dead_lettered bigint, queue_tenant text)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
@@ -169,7 +169,7 @@ END $$;
 -- in qg_retention_batch.
 CREATE OR REPLACE FUNCTION qg_eviction_batch(p_run uuid, p_limit integer, p_now timestamptz)
 RETURNS TABLE (queue_name text, partition_name text, kind text, removed bigint, unconsumed bigint,
-               dead_lettered bigint)
+               dead_lettered bigint, queue_tenant text)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
@@ -404,17 +404,23 @@ BEGIN
 END $$;
 
 -- Claims the start of a run of p_job for p_worker: true, recording the start, when no run of it
--- started within p_gap before now (NULL: always, for a run asked for by a route). Runs under the
--- job's advisory lock; the WHERE clause guards the transition on its own too. The database's
--- clock_timestamp() decides, not the store's clock: the schedule is real time, like the tickers
--- that ask (tests that set the store's clock still get every scheduled run).
-CREATE OR REPLACE FUNCTION qg_job_claim(p_job text, p_gap interval, p_worker text)
+-- started within p_gap before now (NULL: always, for a run asked for by a route), nor within
+-- p_stretch times the latest recorded run's duration: a job whose runs grow long (the stats job
+-- over a hundred thousand partitions) then runs at most 1/p_stretch of the time, however short
+-- its interval. Runs under the job's advisory lock; the WHERE clause guards the transition on
+-- its own too. The database's clock_timestamp() decides, not the store's clock: the schedule is
+-- real time, like the tickers that ask (tests that set the store's clock still get every
+-- scheduled run).
+CREATE OR REPLACE FUNCTION qg_job_claim(p_job text, p_gap interval, p_worker text, p_stretch integer)
 RETURNS boolean LANGUAGE sql AS $$
-    WITH c AS (
+    WITH last AS (
+        SELECT coalesce((SELECT l.duration_ms FROM job_run_log l WHERE l.job = p_job
+                         ORDER BY l.started_at DESC LIMIT 1), 0) * p_stretch * interval '1 millisecond' AS span
+    ), c AS (
         INSERT INTO job_schedule AS s (job, started_at, worker_id)
         VALUES (p_job, clock_timestamp(), p_worker)
         ON CONFLICT (job) DO UPDATE SET started_at = EXCLUDED.started_at, worker_id = EXCLUDED.worker_id
-        WHERE p_gap IS NULL OR s.started_at <= EXCLUDED.started_at - p_gap
+        WHERE p_gap IS NULL OR s.started_at <= EXCLUDED.started_at - greatest(p_gap, (SELECT span FROM last))
         RETURNING true AS claimed
     )
     SELECT coalesce((SELECT claimed FROM c), false);

@@ -23,16 +23,16 @@ SELECT qg_job_lease_release(p_job => @job, p_holder => @holder) AS freed
 
 -- Claims a run's start in the job's cluster-wide schedule (NULL gap: always).
 -- name: job_claim
-SELECT qg_job_claim(p_job => @job, p_gap => @gap, p_worker => @worker) AS claimed
+SELECT qg_job_claim(p_job => @job, p_gap => @gap, p_worker => @worker, p_stretch => @stretch) AS claimed
 
 -- name: retention_batch
 SELECT queue_name AS queue, partition_name AS partition, kind AS kind, removed AS removed,
-       unconsumed AS unconsumed, dead_lettered AS dead_lettered
+       unconsumed AS unconsumed, dead_lettered AS dead_lettered, queue_tenant AS tenant
 FROM qg_retention_batch(p_run => @run::uuid, p_limit => @limit, p_now => @now)
 
 -- name: eviction_batch
 SELECT queue_name AS queue, partition_name AS partition, kind AS kind, removed AS removed,
-       unconsumed AS unconsumed, dead_lettered AS dead_lettered
+       unconsumed AS unconsumed, dead_lettered AS dead_lettered, queue_tenant AS tenant
 FROM qg_eviction_batch(p_run => @run::uuid, p_limit => @limit, p_now => @now)
 
 -- name: lease_housekeeping
