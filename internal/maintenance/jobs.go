@@ -19,8 +19,8 @@ const statsBatch = 500
 // under one run id in the retention history, in the transaction that removes them.
 func (r *Runner) retention(ctx context.Context, l *store.Leader) error {
 	run := uuid.NewString()
-	removed, err := drain(ctx, r.cfg.RetentionBatchSize, func() ([]store.RemovalCount, error) {
-		return l.RetentionBatch(ctx, run, r.cfg.RetentionBatchSize)
+	removed, err := drain(ctx, func(after *string) ([]store.RemovalCount, *string, error) {
+		return l.RetentionBatch(ctx, run, r.cfg.RetentionBatchSize, after)
 	})
 	for _, q := range perQueue(removed) {
 		if q.Unconsumed > 0 {
@@ -57,8 +57,8 @@ func (r *Runner) retention(ctx context.Context, l *store.Leader) error {
 // eviction dead-letters and removes messages past their queue's maxWaitTimeSeconds.
 func (r *Runner) eviction(ctx context.Context, l *store.Leader) error {
 	run := uuid.NewString()
-	evicted, err := drain(ctx, r.cfg.EvictionBatchSize, func() ([]store.RemovalCount, error) {
-		return l.EvictionBatch(ctx, run, r.cfg.EvictionBatchSize)
+	evicted, err := drain(ctx, func(after *string) ([]store.RemovalCount, *string, error) {
+		return l.EvictionBatch(ctx, run, r.cfg.EvictionBatchSize, after)
 	})
 	for _, q := range perQueue(evicted) {
 		r.log.Info("evicted messages past their max wait time to the DLQ", "tenant", q.Tenant, "queue", q.Queue,
@@ -104,23 +104,23 @@ func (r *Runner) stats(ctx context.Context, l *store.Leader) (mq.StatsRefresh, e
 	return l.StatsRollup(ctx, run)
 }
 
-// drain calls batch until a batch removes fewer than limit messages (nothing more is due, or
-// what remains is held by live leases and waits for a later run), and collects the counts.
-func drain(ctx context.Context, limit int, batch func() ([]store.RemovalCount, error)) ([]store.RemovalCount, error) {
+// drain calls batch along one walk of the partitions, each call where the previous one
+// stopped, until the walk is done, and collects the counts. A batch that removed nothing and
+// did not move on (what it found due, it could not remove: held by a lease since) ends the
+// walk: the next run looks again.
+func drain(ctx context.Context, batch func(after *string) ([]store.RemovalCount, *string, error)) ([]store.RemovalCount, error) {
 	var all []store.RemovalCount
+	var after *string
 	for ctx.Err() == nil {
-		got, err := batch()
+		got, next, err := batch(after)
 		if err != nil {
 			return all, err
 		}
 		all = append(all, got...)
-		var n int64
-		for _, c := range got {
-			n += c.Removed
-		}
-		if n < int64(limit) {
+		if next == nil || (len(got) == 0 && after != nil && *next == *after) {
 			return all, nil
 		}
+		after = next
 	}
 	return all, ctx.Err()
 }

@@ -101,8 +101,8 @@ var (
 	sqlLeaseRenew        = queryOf[tryLockRow]("job_lease_renew")
 	sqlLeaseRelease      = queryOf[unlockRow]("job_lease_release")
 	sqlJobClaim          = queryOf[jobClaimRow]("job_claim")
-	sqlRetentionBatch    = queryOf[RemovalCount]("retention_batch")
-	sqlEvictionBatch     = queryOf[RemovalCount]("eviction_batch")
+	sqlRetentionBatch    = queryOf[removalRow]("retention_batch")
+	sqlEvictionBatch     = queryOf[removalRow]("eviction_batch")
 	sqlLeaseHousekeeping = queryOf[Housekeeping]("lease_housekeeping")
 	sqlCleanupTombstones = queryOf[removedRow]("cleanup_tombstones")
 	sqlCleanupPartitions = queryOf[removedRow]("cleanup_partitions")
@@ -299,24 +299,43 @@ type RemovalCount struct {
 	DeadLettered int64  `db:"dead_lettered"` // eviction: DLQ entries written
 }
 
+// removalRow is a row of retention_batch and eviction_batch: counts, or (kind "") the walk's
+// row naming where the next batch starts.
+type removalRow struct {
+	RemovalCount
+	WalkedTo *string `db:"walked_to"`
+}
+
 // RetentionBatch removes at most limit messages that retention makes due (docs/api/concepts.md §11)
-// and records them under run in the retention history.
-func (l *Leader) RetentionBatch(ctx context.Context, run string, limit int) ([]RemovalCount, error) {
-	return l.removals(ctx, sqlRetentionBatch, run, limit)
+// and records them under run in the retention history. A run walks the partitions once, batch
+// after batch: the first starts at after nil, each next one at the previous one's next; next is
+// nil when the walk is done.
+func (l *Leader) RetentionBatch(ctx context.Context, run string, limit int, after *string) (counts []RemovalCount, next *string, err error) {
+	return l.removals(ctx, sqlRetentionBatch, run, limit, after)
 }
 
 // EvictionBatch dead-letters and removes at most limit messages older than their queue's
-// maxWaitTimeSeconds (docs/api/concepts.md §11), recording them under run.
-func (l *Leader) EvictionBatch(ctx context.Context, run string, limit int) ([]RemovalCount, error) {
-	return l.removals(ctx, sqlEvictionBatch, run, limit)
+// maxWaitTimeSeconds (docs/api/concepts.md §11), recording them under run; its walk is
+// RetentionBatch's.
+func (l *Leader) EvictionBatch(ctx context.Context, run string, limit int, after *string) (counts []RemovalCount, next *string, err error) {
+	return l.removals(ctx, sqlEvictionBatch, run, limit, after)
 }
 
-func (l *Leader) removals(ctx context.Context, q readQuery[RemovalCount], run string, limit int) ([]RemovalCount, error) {
-	out, err := jobRows(ctx, l, q, pgx.StrictNamedArgs{"run": run, "limit": limit, "now": l.s.nowArg()})
-	if err != nil || len(out) == 0 {
-		return nil, err // nil when there is none (pgx.CollectRows gives an empty slice)
+func (l *Leader) removals(ctx context.Context, q readQuery[removalRow], run string, limit int, after *string) ([]RemovalCount, *string, error) {
+	rows, err := jobRows(ctx, l, q, pgx.StrictNamedArgs{"run": run, "limit": limit, "after": after, "now": l.s.nowArg()})
+	if err != nil {
+		return nil, nil, err
 	}
-	return out, nil
+	var out []RemovalCount // nil when there is none
+	var next *string
+	for _, r := range rows {
+		if r.Kind == "" {
+			next = r.WalkedTo
+			continue
+		}
+		out = append(out, r.RemovalCount)
+	}
+	return out, next, nil
 }
 
 // Housekeeping is what one lease housekeeping run found (a row of lease_housekeeping, read by

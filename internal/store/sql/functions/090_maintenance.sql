@@ -87,17 +87,23 @@ END $$;
 
 -- One retention batch (docs/api/concepts.md §11): at most p_limit messages, oldest first in each
 -- partition of the queues with retentionEnabled, that retention may remove and that lie in no
--- live leased batch. Candidates are found without locks — a partition's scan stops at its
+-- live leased batch. A run walks the partitions once, in id order, batch after batch: a batch
+-- starts at p_after (NULL: the first), looks at no more than p_limit partitions, and returns,
+-- besides its counts, a row of kind '' whose walked_to is where the next one starts (NULL: the
+-- walk is done). Each batch starting again from the first partition made a run's cost grow
+-- with partitions × batches: at 5,000 partitions retention fell behind 2,000 msgs/s. Candidates are found without locks — a partition's scan stops at its
 -- first message that is not due, since createdAt never decreases with position — and checked
 -- again under the consumer-row locks, because a pop or a seek may have changed them meanwhile.
-CREATE OR REPLACE FUNCTION qg_retention_batch(p_run uuid, p_limit integer, p_now timestamptz)
+CREATE OR REPLACE FUNCTION qg_retention_batch(p_run uuid, p_limit integer, p_now timestamptz, p_after uuid)
 RETURNS TABLE (queue_name text, partition_name text, kind text, removed bigint, unconsumed bigint,
-               dead_lettered bigint, queue_tenant text)
+               dead_lettered bigint, queue_tenant text, walked_to uuid)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
     v_now   timestamptz := coalesce(p_now, clock_timestamp());
     v_left  integer := p_limit;
+    v_seen  integer := 0;
+    v_walk  uuid;
     v_p     record;
     v_m     record;
     v_pids  uuid[] := '{}';
@@ -110,9 +116,14 @@ BEGIN
                qg_min_cursor(p.id) AS min_cursor
         FROM queues q JOIN partitions p ON p.queue_id = q.id
         WHERE q.retention_enabled AND (q.retention_seconds > 0 OR q.completed_retention_seconds > 0)
+          AND p.id >= coalesce(p_after, '00000000-0000-0000-0000-000000000000')
         ORDER BY p.id
     LOOP
-        EXIT WHEN v_left <= 0;
+        IF v_seen >= p_limit THEN
+            v_walk := v_p.id; -- the next batch starts here
+            EXIT;
+        END IF;
+        v_seen := v_seen + 1;
         FOR v_m IN SELECT m.position, m.created_at FROM messages m
                    WHERE m.partition_id = v_p.id ORDER BY m.position
         LOOP
@@ -127,7 +138,13 @@ BEGIN
             v_left := v_left - 1;
             EXIT WHEN v_left <= 0;
         END LOOP;
+        IF v_left <= 0 THEN
+            v_walk := v_p.id; -- full: the next batch goes on in this partition
+            EXIT;
+        END IF;
     END LOOP;
+    -- The walk's row: where the next batch starts (NULL: the walk is done).
+    RETURN QUERY SELECT NULL::text, NULL::text, ''::text, 0::bigint, 0::bigint, 0::bigint, NULL::text, v_walk;
     IF cardinality(v_pids) = 0 THEN
         RETURN;
     END IF;
@@ -157,24 +174,26 @@ BEGIN
     IF v_pids IS NULL THEN
         RETURN;
     END IF;
-    RETURN QUERY SELECT * FROM qg_record_removals(p_run, v_pids, v_pos, v_kinds, v_unc,
-        array_fill(0, ARRAY[cardinality(v_pids)]), v_now);
+    RETURN QUERY SELECT r.*, NULL::uuid FROM qg_record_removals(p_run, v_pids, v_pos, v_kinds, v_unc,
+        array_fill(0, ARRAY[cardinality(v_pids)]), v_now) r;
 END $$;
 
 -- One eviction batch (docs/api/concepts.md §11): at most p_limit messages of the queues with
 -- maxWaitTimeSeconds that are unconsumed, older than it and in no live leased batch. Each gets
 -- a DLQ entry 'Max wait time exceeded' for every consumer that had not consumed it (one under
 -- __QUEUE_MODE__ when the partition has no consumer) and is removed in the same transaction,
--- so an evicted message is never lost without a trace. Candidates are found and re-checked as
--- in qg_retention_batch.
-CREATE OR REPLACE FUNCTION qg_eviction_batch(p_run uuid, p_limit integer, p_now timestamptz)
+-- so an evicted message is never lost without a trace. Candidates are found and re-checked, and
+-- the partitions walked, as in qg_retention_batch.
+CREATE OR REPLACE FUNCTION qg_eviction_batch(p_run uuid, p_limit integer, p_now timestamptz, p_after uuid)
 RETURNS TABLE (queue_name text, partition_name text, kind text, removed bigint, unconsumed bigint,
-               dead_lettered bigint, queue_tenant text)
+               dead_lettered bigint, queue_tenant text, walked_to uuid)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
     v_now  timestamptz := coalesce(p_now, clock_timestamp());
     v_left integer := p_limit;
+    v_seen integer := 0;
+    v_walk uuid;
     v_p    record;
     v_m    record;
     v_pids uuid[] := '{}';
@@ -186,9 +205,14 @@ BEGIN
         SELECT p.id, q.max_wait_time_seconds AS mw, coalesce(qg_min_cursor(p.id), 0) AS min_cursor
         FROM queues q JOIN partitions p ON p.queue_id = q.id
         WHERE q.max_wait_time_seconds > 0
+          AND p.id >= coalesce(p_after, '00000000-0000-0000-0000-000000000000')
         ORDER BY p.id
     LOOP
-        EXIT WHEN v_left <= 0;
+        IF v_seen >= p_limit THEN
+            v_walk := v_p.id; -- the next batch starts here
+            EXIT;
+        END IF;
+        v_seen := v_seen + 1;
         FOR v_m IN SELECT m.position, m.created_at FROM messages m
                    WHERE m.partition_id = v_p.id AND m.position > v_p.min_cursor ORDER BY m.position
         LOOP
@@ -212,7 +236,13 @@ BEGIN
             v_pos := v_pos || v_m.position;
             v_left := v_left - 1;
         END LOOP;
+        IF v_left <= 0 THEN
+            v_walk := v_p.id; -- full: the next batch goes on in this partition
+            EXIT;
+        END IF;
     END LOOP;
+    -- The walk's row: where the next batch starts (NULL: the walk is done).
+    RETURN QUERY SELECT NULL::text, NULL::text, ''::text, 0::bigint, 0::bigint, 0::bigint, NULL::text, v_walk;
     IF cardinality(v_pids) = 0 THEN
         RETURN;
     END IF;
@@ -264,8 +294,8 @@ BEGIN
     INTO v_dead
     FROM unnest(v_pids, v_pos) WITH ORDINALITY AS u (pid, pos, ord);
 
-    RETURN QUERY SELECT * FROM qg_record_removals(p_run, v_pids, v_pos,
-        array_fill('max_wait_time_eviction'::text, ARRAY[v_n]), array_fill(true, ARRAY[v_n]), v_dead, v_now);
+    RETURN QUERY SELECT r.*, NULL::uuid FROM qg_record_removals(p_run, v_pids, v_pos,
+        array_fill('max_wait_time_eviction'::text, ARRAY[v_n]), array_fill(true, ARRAY[v_n]), v_dead, v_now) r;
 END $$;
 
 -- Lease housekeeping (docs/api/operations.md §3, §5): signals every queue where a lease expired or a

@@ -26,14 +26,14 @@ SELECT qg_job_lease_release(p_job => @job, p_holder => @holder) AS freed
 SELECT qg_job_claim(p_job => @job, p_gap => @gap, p_worker => @worker, p_stretch => @stretch) AS claimed
 
 -- name: retention_batch
-SELECT queue_name AS queue, partition_name AS partition, kind AS kind, removed AS removed,
-       unconsumed AS unconsumed, dead_lettered AS dead_lettered, queue_tenant AS tenant
-FROM qg_retention_batch(p_run => @run::uuid, p_limit => @limit, p_now => @now)
+SELECT coalesce(queue_name, '') AS queue, coalesce(partition_name, '') AS partition, kind AS kind, removed AS removed,
+       unconsumed AS unconsumed, dead_lettered AS dead_lettered, coalesce(queue_tenant, '') AS tenant, walked_to AS walked_to
+FROM qg_retention_batch(p_run => @run::uuid, p_limit => @limit, p_now => @now, p_after => @after::uuid)
 
 -- name: eviction_batch
-SELECT queue_name AS queue, partition_name AS partition, kind AS kind, removed AS removed,
-       unconsumed AS unconsumed, dead_lettered AS dead_lettered, queue_tenant AS tenant
-FROM qg_eviction_batch(p_run => @run::uuid, p_limit => @limit, p_now => @now)
+SELECT coalesce(queue_name, '') AS queue, coalesce(partition_name, '') AS partition, kind AS kind, removed AS removed,
+       unconsumed AS unconsumed, dead_lettered AS dead_lettered, coalesce(queue_tenant, '') AS tenant, walked_to AS walked_to
+FROM qg_eviction_batch(p_run => @run::uuid, p_limit => @limit, p_now => @now, p_after => @after::uuid)
 
 -- name: lease_housekeeping
 SELECT expired_leases AS expired_leases, retries_ended AS retries_ended, queues_signalled AS queues_signalled
