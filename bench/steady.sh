@@ -11,27 +11,22 @@
 # (16795); broker settings (RETENTION_INTERVAL, RETENTION_BATCH_SIZE…) pass through.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PGBIN="${PGBIN:-/usr/lib/postgresql/15/bin}"
 PGPORT="${STEADY_PGPORT:-16794}"
 PORT="${STEADY_PORT:-16795}"
 DSN="postgres://postgres@127.0.0.1:$PGPORT/queen?sslmode=disable"
 export DB_CONNECTION_TIMEOUT="${DB_CONNECTION_TIMEOUT:-30000}"
 OUT="$(mktemp -d)"
-as=()
-if [ "$(id -u)" = 0 ]; then chmod 755 "$OUT"; mkdir "$OUT/pg"; chown postgres "$OUT/pg"; as=(runuser -u postgres --); fi
+. bench/privatepg.sh
 pid=
 cleanup() {
 	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-	if [ -f "$OUT/pg/data/postmaster.pid" ]; then "${as[@]}" "$PGBIN/pg_ctl" -D "$OUT/pg/data" -m fast -w stop >/dev/null 2>&1 || true; fi
+	private_pg_stop
 	rm -rf "$OUT"
 }
 trap cleanup EXIT
 go build -o "$OUT/queen" ./cmd/queen
 go build -o "$OUT/queen-bench" ./cmd/queen-bench
-"${as[@]}" "$PGBIN/initdb" -D "$OUT/pg/data" -U postgres --auth=trust -E UTF8 >"$OUT/initdb.log" 2>&1
-"${as[@]}" "$PGBIN/pg_ctl" -D "$OUT/pg/data" -l "$OUT/pg/server.log" -w \
-	-o "-p $PGPORT -c listen_addresses=127.0.0.1 -k $OUT/pg" start >/dev/null
-"$PGBIN/psql" -h 127.0.0.1 -p "$PGPORT" -U postgres -qc "CREATE DATABASE queen" >/dev/null
+private_pg_start
 FILE_BUFFER_DIR="$OUT/spool" DATABASE_URL="$DSN" PORT=$PORT LOG_LEVEL=warn "$OUT/queen" >"$OUT/queen.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done

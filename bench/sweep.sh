@@ -3,19 +3,30 @@
 # and 100,000 partitions, each step on fresh queues) against a fresh database and a freshly
 # started broker, and prints the steps and the ratios. Loopback only; see bench/steady.md.
 # Usage: bench/sweep.sh [queen-bench flags]   (e.g. -sweep 10,1000 -duration 5s, or -json)
-# Needs PostgreSQL on 127.0.0.1:5432 (trust auth, user postgres) and Go.
+# Environment: PGBIN (default /usr/lib/postgresql/15/bin), SWEEP_PGPORT (16796).
+# Starts its own PostgreSQL cluster with the server's defaults (bench/privatepg.sh): a run of
+# growing tables on the shared test server, whose autovacuum is off, is never analyzed, and the
+# plans cached at the small steps then served the large ones (pushes at 100,000 partitions fell
+# to a tenth of their rate). Needs PostgreSQL 15's server binaries and Go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DB=queen_bench_sweep
-DSN="postgres://postgres@127.0.0.1:5432/$DB?sslmode=disable"
+PGPORT="${SWEEP_PGPORT:-16796}"
 PORT=16793
+DSN="postgres://postgres@127.0.0.1:$PGPORT/queen?sslmode=disable"
 export DB_CONNECTION_TIMEOUT="${DB_CONNECTION_TIMEOUT:-30000}"
 OUT="$(mktemp -d)"
+. bench/privatepg.sh
+pid=
+cleanup() {
+	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+	private_pg_stop
+	rm -rf "$OUT"
+}
+trap cleanup EXIT
 go build -o "$OUT/queen" ./cmd/queen
 go build -o "$OUT/queen-bench" ./cmd/queen-bench
-psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null 2>&1
+private_pg_start
 FILE_BUFFER_DIR="$OUT/spool" DATABASE_URL="$DSN" PORT=$PORT LOG_LEVEL=warn "$OUT/queen" >"$OUT/queen.log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true; rm -rf "$OUT"' EXIT
-for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-"$OUT/queen-bench" -server "http://127.0.0.1:$PORT" -pid "$pid" -scenario sweep "$@"
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+"$OUT/queen-bench" -server "http://127.0.0.1:$PORT" -db "$DSN" -pid "$pid" -scenario sweep "$@"

@@ -14,10 +14,41 @@ import (
 // range counts, so a batch stays well under a second on large queues.
 const statsBatch = 500
 
+// retentionFloor is the shortest interval retention runs at on its own.
+const retentionFloor = 10 * time.Second
+
+// retentionCadence is the interval retention asks for when the shortest retention of any queue
+// is shortest: a quarter of it, so that the messages table holds little more than what
+// retention keeps (at RETENTION_INTERVAL's 300 s, a queue keeping 120 s held up to 420 s of
+// messages before each run), never below retentionFloor; 0 (the configured interval) without
+// a queue with retention. RETENTION_INTERVAL stays the longest interval.
+func retentionCadence(shortest time.Duration) time.Duration {
+	if shortest <= 0 {
+		return 0
+	}
+	return max(shortest/4, retentionFloor)
+}
+
+// refreshCadence reads the interval job name asks for now (retention: retentionCadence of the
+// shortest retention), keeping the last one known when the read fails.
+func (r *Runner) refreshCadence(ctx context.Context, name string) {
+	if name != mq.JobRetention {
+		return
+	}
+	shortest, err := r.st.ShortestRetention(ctx)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	r.cadence[name] = retentionCadence(shortest)
+	r.mu.Unlock()
+}
+
 // retention applies the retention rules batch by batch (docs/api/concepts.md §11), then removes
 // expired dedup keys, idle empty partitions and old history. A run's removals are recorded
 // under one run id in the retention history, in the transaction that removes them.
 func (r *Runner) retention(ctx context.Context, l *store.Leader) error {
+	r.refreshCadence(ctx, mq.JobRetention)
 	run := uuid.NewString()
 	removed, err := drain(ctx, func(after *string) ([]store.RemovalCount, *string, error) {
 		return l.RetentionBatch(ctx, run, r.cfg.RetentionBatchSize, after)

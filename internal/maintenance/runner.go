@@ -72,6 +72,10 @@ type Runner struct {
 	compactWarned map[string]string
 
 	hostname string // recorded with each run (GET /api/v1/system/jobs)
+
+	// cadence is, per job that adapts its interval, the interval its latest run on this
+	// instance asked for (retention: retentionCadence); 0 or absent, the configured one.
+	cadence map[string]time.Duration
 }
 
 type jobSpec struct {
@@ -92,7 +96,8 @@ func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
 	cfg.RetentionBatchSize = max(cfg.RetentionBatchSize, 1)
 	cfg.EvictionBatchSize = max(cfg.EvictionBatchSize, 1)
 	r := &Runner{Base: lifecycle.NewBase("maintenance", log, nil), st: st, cfg: cfg, states: map[string]*mq.JobState{},
-		compactions: map[string]CompactionCount{}, compactBlockers: map[string]int{}, compactWarned: map[string]string{}}
+		compactions: map[string]CompactionCount{}, compactBlockers: map[string]int{}, compactWarned: map[string]string{},
+		cadence: map[string]time.Duration{}}
 	r.hostname, _ = os.Hostname()
 	r.log = r.Logger()
 	r.jobs = map[string]jobSpec{
@@ -140,11 +145,30 @@ func (r *Runner) Stop() {
 const scheduleSlack = 10 // percent
 
 func (r *Runner) loop(ctx context.Context, name string, every time.Duration) {
-	t := time.NewTicker(every)
+	// A job whose interval follows the data (retention) looks every retentionFloor whether its
+	// interval has come, so that a queue configured after a run is served within that, not
+	// after the configured interval.
+	tick := every
+	if name == mq.JobRetention {
+		tick = min(every, retentionFloor)
+	}
+	t := time.NewTicker(tick)
 	defer t.Stop()
-	gap := every - every*scheduleSlack/100
 	unavailable := false // during a database outage a job fails every tick: say so once
+	var last time.Time   // this instance's latest attempt
 	for {
+		r.refreshCadence(ctx, name)
+		wait := r.interval(name, every)
+		gap := wait - wait*scheduleSlack/100
+		if !last.IsZero() && time.Since(last) < gap {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				continue
+			}
+		}
+		last = time.Now()
 		_, err := r.run(ctx, name, gap)
 		switch {
 		case err == nil || ctx.Err() != nil:
@@ -260,6 +284,17 @@ func (r *Runner) update(name string, fn func(*mq.JobState)) {
 	fn(r.states[name])
 }
 
+// interval is job name's interval now: its configured one (every), or shorter when its latest
+// run asked for that.
+func (r *Runner) interval(name string, every time.Duration) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c := r.cadence[name]; c > 0 && c < every {
+		return c
+	}
+	return every
+}
+
 // Intervals returns every job's interval on this instance (0: not scheduled here); nil for a
 // nil runner.
 func (r *Runner) Intervals() map[string]time.Duration {
@@ -269,6 +304,9 @@ func (r *Runner) Intervals() map[string]time.Duration {
 	out := make(map[string]time.Duration, len(r.jobs))
 	for name, j := range r.jobs {
 		out[name] = j.interval
+		if j.interval > 0 {
+			out[name] = r.interval(name, j.interval)
+		}
 	}
 	return out
 }

@@ -224,3 +224,43 @@ func TestScheduleHoldsAcrossInstances(t *testing.T) {
 		t.Fatalf("stats refresh within the interval: ran=%v err=%v", ran, err)
 	}
 }
+
+// Retention runs at a quarter of the shortest retention of any queue when that is shorter than
+// RETENTION_INTERVAL, never below ten seconds, and at RETENTION_INTERVAL without such a queue:
+// at 300 s, a queue keeping messages 120 s held up to 420 s of them before each run.
+func TestRetentionIntervalFollowsTheShortestRetention(t *testing.T) {
+	cfg := maintenance.Config{RetentionInterval: 5 * time.Minute, RetentionBatchSize: 100, EvictionBatchSize: 100}
+	b := setup(t, cfg)
+	ctx := context.Background()
+	interval := func() time.Duration {
+		t.Helper()
+		if ran, err := b.runners[0].RunOnce(ctx, mq.JobRetention); err != nil || !ran {
+			t.Fatalf("retention: ran=%v err=%v", ran, err)
+		}
+		return b.runners[0].Intervals()[mq.JobRetention]
+	}
+	if got := interval(); got != 5*time.Minute {
+		t.Fatalf("without a queue with retention: %v, want RETENTION_INTERVAL", got)
+	}
+	for _, c := range []struct {
+		name          string
+		enabled       bool
+		keep, keepAck int
+		want          time.Duration
+	}{
+		{"a", true, 120, 0, 30 * time.Second},
+		{"b", true, 0, 600, 30 * time.Second},    // a longer one changes nothing
+		{"c", false, 20, 0, 30 * time.Second},    // nor one with retention off
+		{"d", true, 20, 0, 10 * time.Second},     // the floor
+		{"e", true, 0, 100000, 10 * time.Second}, // completed retention counts too
+	} {
+		o := mq.DefaultQueueOptions()
+		o.RetentionEnabled, o.RetentionSeconds, o.CompletedRetentionSeconds = c.enabled, c.keep, c.keepAck
+		if _, _, err := b.stores[0].Configure(ctx, c.name, "", "", o); err != nil {
+			t.Fatal(err)
+		}
+		if got := interval(); got != c.want {
+			t.Fatalf("after queue %s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

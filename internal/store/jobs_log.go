@@ -93,3 +93,22 @@ func (s *Store) JobSummaries(ctx context.Context) ([]mq.JobSummary, error) {
 	}
 	return out, nil
 }
+
+// sqlShortestRetention reads the shortest retention of any queue with retention enabled.
+var sqlShortestRetention = queryOf[shortestRetentionRow]("shortest_retention")
+
+// shortestRetentionRow is the row of shortest_retention.
+type shortestRetentionRow struct {
+	Seconds int64 `db:"seconds"`
+}
+
+// ShortestRetention is the shortest retentionSeconds or completedRetentionSeconds of any queue
+// of any tenant with retention enabled; 0 when there is none. The retention job's schedule
+// follows it (internal/maintenance).
+func (s *Store) ShortestRetention(ctx context.Context) (time.Duration, error) {
+	var secs int64
+	err := s.queryRows(ctx, sqlShortestRetention.sql, nil, sqlShortestRetention.each(func(r shortestRetentionRow) {
+		secs = r.Seconds
+	}))
+	return time.Duration(secs) * time.Second, wrap("shortest retention", err)
+}

@@ -38,7 +38,7 @@ var readQueries = []rowCheck{
 	rowsOf(sqlXminOldest), rowsOf(sqlXminReplication),
 	rowsOf(sqlTryLock), rowsOf(sqlUnlock), rowsOf(sqlLeaseTake), rowsOf(sqlLeaseRenew), rowsOf(sqlLeaseRelease),
 	rowsOf(sqlJobClaim), rowsOf(sqlRetentionBatch), rowsOf(sqlEvictionBatch),
-	rowsOf(sqlLeaseHousekeeping), rowsOf(sqlCleanupTombstones), rowsOf(sqlCleanupPartitions),
+	rowsOf(sqlLeaseHousekeeping), rowsOf(sqlCleanupTombstones), rowsOf(sqlCleanupPartitions), rowsOf(sqlShortestRetention),
 	rowsOf(sqlCleanupHistory), rowsOf(sqlStatsPartitions), rowsOf(sqlStatsRollup),
 	rowsOf(sqlMetricsCluster), rowsOf(sqlStreamSourceQueue),
 }

@@ -223,13 +223,21 @@ BEGIN
     -- which estimates both lists at a few rows, probe the heads' index once per item with the
     -- whole `= ANY (partitions)` list in the index condition, each probe descending once per
     -- listed partition: a 1,000-item call over 450 partitions spent 80 ms there, BenchmarkPushCall.)
+    -- Each partition with its head and queue by key probes (OFFSET 0 keeps the subquery from
+    -- being flattened into a join): a generic plan cached while the tables were small hashed a
+    -- scan of every partition into each call instead, 10 ms a push at 100,000 partitions
+    -- (TestPushProbesPartitionsWhateverThePlanCached).
     WITH heads AS MATERIALIZED (
-        SELECT x.pid, p.queue_id AS qid, q.name AS qname, p.name AS pname, q.max_size,
-               q.dedup_window_seconds AS dw, h.last_position
+        SELECT x.pid, r.qid, r.qname, r.pname, r.max_size, r.dw, r.last_position
         FROM unnest(v_parts) AS x (pid)
-        JOIN partitions p ON p.id = x.pid
-        JOIN partition_heads h ON h.partition_id = x.pid
-        JOIN queues q ON q.id = p.queue_id
+        CROSS JOIN LATERAL (
+            SELECT p.queue_id AS qid, q.name AS qname, p.name AS pname, q.max_size,
+                   q.dedup_window_seconds AS dw, h.last_position
+            FROM partitions p
+            JOIN partition_heads h ON h.partition_id = p.id
+            JOIN queues q ON q.id = p.queue_id
+            WHERE p.id = x.pid
+            OFFSET 0) r
     ), items AS MATERIALIZED (
         SELECT (z.ord - 1)::int AS i, z.pid, z.k, z.mid, z.qid, z.qname, z.pname, z.max_size, z.dw,
                z.last_position, coalesce(z.unc, false) AS uncapped,

@@ -35,6 +35,11 @@ SELECT coalesce(queue_name, '') AS queue, coalesce(partition_name, '') AS partit
        unconsumed AS unconsumed, dead_lettered AS dead_lettered, coalesce(queue_tenant, '') AS tenant, walked_to AS walked_to
 FROM qg_eviction_batch(p_run => @run::uuid, p_limit => @limit, p_now => @now, p_after => @after::uuid)
 
+-- The shortest retention of any queue of any tenant with retention enabled, in seconds (0: none).
+-- name: shortest_retention
+SELECT coalesce(min(least(nullif(q.retention_seconds, 0), nullif(q.completed_retention_seconds, 0))), 0)::bigint AS seconds
+FROM queue_rows q WHERE q.retention_enabled
+
 -- name: lease_housekeeping
 SELECT expired_leases AS expired_leases, retries_ended AS retries_ended, queues_signalled AS queues_signalled
 FROM qg_lease_housekeeping(p_worker => @worker, p_first_window => @first_window, p_now => @now)
