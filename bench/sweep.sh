@@ -16,13 +16,7 @@ DSN="postgres://postgres@127.0.0.1:$PGPORT/queen?sslmode=disable"
 export DB_CONNECTION_TIMEOUT="${DB_CONNECTION_TIMEOUT:-30000}"
 OUT="$(mktemp -d)"
 . bench/privatepg.sh
-pid=
-cleanup() {
-	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-	private_pg_stop
-	rm -rf "$OUT"
-}
-trap cleanup EXIT
+trap private_pg_cleanup EXIT
 go build -o "$OUT/queen" ./cmd/queen
 go build -o "$OUT/queen-bench" ./cmd/queen-bench
 private_pg_start
