@@ -352,9 +352,11 @@ func (l *Leader) LeaseHousekeeping(ctx context.Context, workerID string, firstWi
 	return jobRow(ctx, l, sqlLeaseHousekeeping, pgx.StrictNamedArgs{"worker": workerID, "first_window": firstWindow, "now": l.s.nowArg()})
 }
 
-// CleanupTombstones removes at most limit dedup keys whose window has ended.
-func (l *Leader) CleanupTombstones(ctx context.Context, limit int) (int64, error) {
-	r, err := jobRow(ctx, l, sqlCleanupTombstones, pgx.StrictNamedArgs{"limit": limit, "now": l.s.nowArg()})
+// CleanupTombstones removes at most limit dedup keys whose window had ended by expiredBy. A
+// run passes its own start, so that its loop over full batches ends although keys go on
+// expiring as fast as it removes them.
+func (l *Leader) CleanupTombstones(ctx context.Context, limit int, expiredBy time.Time) (int64, error) {
+	r, err := jobRow(ctx, l, sqlCleanupTombstones, pgx.StrictNamedArgs{"limit": limit, "now": expiredBy})
 	return r.Removed, err
 }
 

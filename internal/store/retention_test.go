@@ -37,7 +37,7 @@ func (b *testBundle) retention(limit, partitionCleanupDays int) {
 		}); err != nil {
 			return err
 		}
-		if _, err := l.CleanupTombstones(b.ctx, 1000); err != nil {
+		if _, err := l.CleanupTombstones(b.ctx, 1000, b.clock.Now()); err != nil {
 			return err
 		}
 		_, err := l.CleanupPartitions(b.ctx, partitionCleanupDays, 1000)
@@ -300,5 +300,32 @@ func TestRetentionRunWalksEachPartitionOnce(t *testing.T) {
 	n := indexScans(t, b.s, "messages") - before
 	if n > 8*parts {
 		t.Fatalf("a run over %d partitions in batches of %d scanned the indexes of messages %d times; want a few per partition", parts, limit, n)
+	}
+}
+
+// The dedup keys a cleanup removes are those expired by the instant it is given, not by each
+// batch's own clock: a retention run passes its start, so its loop over full batches ends
+// although keys go on expiring as fast as it removes them.
+func TestCleanupTombstonesStopsAtTheGivenInstant(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) {
+		o.RetentionEnabled, o.RetentionSeconds, o.DedupWindowSeconds = true, 10, 60
+	})
+	b.pushKeys("p", "early")
+	b.clock.Advance(30 * time.Second)
+	b.pushKeys("p", "late")
+	b.clock.Advance(11 * time.Second)
+	b.retention(1000, 30)             // both removed; their keys stay taken until 60 s after each
+	b.clock.Advance(30 * time.Second) // early's key expired 11 s ago, late's expires in 19 s
+	expiredBy := b.clock.Now()
+	b.clock.Advance(time.Hour) // the batches' own clock: every key expired
+	b.lead("retention", func(l *Leader) error {
+		_, err := l.CleanupTombstones(b.ctx, 1000, expiredBy)
+		return err
+	})
+	got := b.texts(`SELECT t.transaction_id FROM dedup_tombstones t JOIN partitions p ON p.id = t.partition_id
+		JOIN queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY 1`, b.queue)
+	if !slices.Equal(got, []string{"late"}) {
+		t.Fatalf("dedup keys left %v, want only late's (expired after the given instant)", got)
 	}
 }
