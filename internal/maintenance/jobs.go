@@ -29,26 +29,10 @@ func retentionCadence(shortest time.Duration) time.Duration {
 	return max(shortest/4, retentionFloor)
 }
 
-// refreshCadence reads the interval job name asks for now (retention: retentionCadence of the
-// shortest retention), keeping the last one known when the read fails.
-func (r *Runner) refreshCadence(ctx context.Context, name string) {
-	if name != mq.JobRetention {
-		return
-	}
-	shortest, err := r.st.ShortestRetention(ctx)
-	if err != nil {
-		return
-	}
-	r.mu.Lock()
-	r.cadence[name] = retentionCadence(shortest)
-	r.mu.Unlock()
-}
-
 // retention applies the retention rules batch by batch (docs/api/concepts.md §11), then removes
 // expired dedup keys, idle empty partitions and old history. A run's removals are recorded
 // under one run id in the retention history, in the transaction that removes them.
 func (r *Runner) retention(ctx context.Context, l *store.Leader) error {
-	r.refreshCadence(ctx, mq.JobRetention)
 	run := uuid.NewString()
 	removed, err := drain(ctx, func(after *string) ([]store.RemovalCount, *string, error) {
 		return l.RetentionBatch(ctx, run, r.cfg.RetentionBatchSize, after)

@@ -73,13 +73,17 @@ type Runner struct {
 
 	hostname string // recorded with each run (GET /api/v1/system/jobs)
 
-	// cadence is, per job that adapts its interval, the interval its latest run on this
-	// instance asked for (retention: retentionCadence); 0 or absent, the configured one.
+	// cadence is, per job with a cadence (jobSpec), the interval it last asked for on this
+	// instance; 0 or absent, the configured one.
 	cadence map[string]time.Duration
 }
 
 type jobSpec struct {
 	interval time.Duration
+	// cadence, when set, reads the interval the job asks for now from what the database holds
+	// (0: interval, which stays the longest); the loop looks every cadenceLook whether that
+	// has come, so a change (a queue configured with a short retention) is served within it.
+	cadence func(context.Context) (time.Duration, error)
 	// stretch, when set, spaces the job's scheduled runs by at least that many times the
 	// latest run's duration (store.Leader.Claim): it runs at most 1/stretch of the time.
 	stretch int
@@ -101,7 +105,11 @@ func New(st *store.Store, cfg Config, log *slog.Logger) *Runner {
 	r.hostname, _ = os.Hostname()
 	r.log = r.Logger()
 	r.jobs = map[string]jobSpec{
-		mq.JobRetention:         {interval: cfg.RetentionInterval, work: r.retention},
+		mq.JobRetention: {interval: cfg.RetentionInterval, work: r.retention,
+			cadence: func(ctx context.Context) (time.Duration, error) {
+				shortest, err := st.ShortestRetention(ctx)
+				return retentionCadence(shortest), err
+			}},
 		mq.JobEviction:          {interval: cfg.EvictionInterval, work: r.eviction},
 		mq.JobLeaseHousekeeping: {interval: cfg.LeaseHousekeepingInterval, work: r.leaseHousekeeping},
 		mq.JobStats: {interval: cfg.StatsInterval, stretch: statsStretch,
@@ -118,7 +126,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	return r.StartWith(ctx, func(context.Context) error {
 		for _, name := range mq.JobNames {
 			if spec := r.jobs[name]; spec.interval > 0 {
-				r.Go(func(ctx context.Context) { r.loop(ctx, name, spec.interval) })
+				r.Go(func(ctx context.Context) { r.loop(ctx, name, spec) })
 			}
 		}
 		if r.cfg.CompactInterval > 0 {
@@ -144,13 +152,13 @@ func (r *Runner) Stop() {
 // after its claim give or take the claim's own latency, which must not cost it a whole interval.
 const scheduleSlack = 10 // percent
 
-func (r *Runner) loop(ctx context.Context, name string, every time.Duration) {
-	// A job whose interval follows the data (retention) looks every retentionFloor whether its
-	// interval has come, so that a queue configured after a run is served within that, not
-	// after the configured interval.
-	tick := every
-	if name == mq.JobRetention {
-		tick = min(every, retentionFloor)
+// cadenceLook is how often the loop of a job with a cadence reads it.
+const cadenceLook = 10 * time.Second
+
+func (r *Runner) loop(ctx context.Context, name string, spec jobSpec) {
+	every, tick := spec.interval, spec.interval
+	if spec.cadence != nil {
+		tick = min(every, cadenceLook)
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
@@ -195,7 +203,25 @@ var ErrUnknownJob = errors.New("unknown job")
 // RunOnce runs one job now if this instance can take its lock; ran is false when another
 // instance (or another run on this one) holds it.
 func (r *Runner) RunOnce(ctx context.Context, name string) (ran bool, err error) {
-	return r.run(ctx, name, 0)
+	ran, err = r.run(ctx, name, 0)
+	r.refreshCadence(ctx, name)
+	return ran, err
+}
+
+// refreshCadence reads the interval job name asks for now, when it has a cadence, keeping the
+// last one known when the read fails.
+func (r *Runner) refreshCadence(ctx context.Context, name string) {
+	spec := r.jobs[name]
+	if spec.cadence == nil {
+		return
+	}
+	d, err := spec.cadence(ctx)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	r.cadence[name] = d
+	r.mu.Unlock()
 }
 
 // run runs one job if this instance can take its lock and, with gap > 0, no run of it started

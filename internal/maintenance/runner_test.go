@@ -12,6 +12,7 @@ import (
 	"github.com/queen-go/queen/internal/mq"
 	"github.com/queen-go/queen/internal/pgtest"
 	"github.com/queen-go/queen/internal/store"
+	"github.com/queen-go/queen/internal/testkit"
 )
 
 var testDSN string
@@ -263,4 +264,31 @@ func TestRetentionIntervalFollowsTheShortestRetention(t *testing.T) {
 			t.Fatalf("after queue %s: %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// The schedule reads retention's cadence every ten seconds, not once per RETENTION_INTERVAL: a
+// queue configured with a short retention after a run gets the next run within that, though
+// the configured interval (an hour here) is far off.
+func TestRetentionLoopServesANewShortRetentionWithinItsLook(t *testing.T) {
+	cfg := maintenance.Config{RetentionInterval: time.Hour, RetentionBatchSize: 100, EvictionBatchSize: 100}
+	b := setup(t, cfg)
+	ctx := context.Background()
+	r := b.runners[0]
+	runs := func(want int64) error {
+		if st := r.States()[mq.JobRetention]; st.Runs < want {
+			return fmt.Errorf("retention ran %d times, want %d: %+v", st.Runs, want, st)
+		}
+		return nil
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	testkit.Eventually(t, time.Minute, 20*time.Millisecond, func() error { return runs(1) })
+	o := mq.DefaultQueueOptions()
+	o.RetentionEnabled, o.RetentionSeconds = true, 40 // a cadence of 10 s
+	if _, _, err := b.stores[0].Configure(ctx, "short", "", "", o); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 2*time.Minute, 100*time.Millisecond, func() error { return runs(2) })
 }

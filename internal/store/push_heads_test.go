@@ -46,19 +46,32 @@ func TestPushReadsEachPartitionHeadOnce(t *testing.T) {
 	}
 }
 
-// indexScans is how many times index name of s's schema was scanned so far, counting every
-// statement run before the call. A table's name counts the scans of all its indexes.
+// indexScans returns the index scans counted so far of index name, or of every index of table
+// name, in the test's schema.
 func indexScans(t *testing.T, s *Store, name string) int64 {
 	t.Helper()
+	return statSum(t, s, `SELECT coalesce(sum(idx_scan), 0)::bigint FROM pg_stat_user_indexes
+		WHERE schemaname = current_schema() AND (indexrelname = $1 OR relname = $1)`, name)
+}
+
+// seqScans returns the sequential scans counted so far of table name in the test's schema.
+func seqScans(t *testing.T, s *Store, name string) int64 {
+	t.Helper()
+	return statSum(t, s, `SELECT coalesce(sum(seq_scan), 0)::bigint FROM pg_stat_user_tables
+		WHERE schemaname = current_schema() AND relname = $1`, name)
+}
+
+// statSum runs query, a sum over the statistics views, once every pooled connection of s has
+// sent its pending statistics and in a fresh statistics snapshot.
+func statSum(t *testing.T, s *Store, query, name string) int64 {
+	t.Helper()
 	flushAll(t, s)
-	ctx := context.Background()
 	var n int64
-	err := s.withConn(ctx, func(ctx context.Context, c *pgxpool.Conn) error {
+	err := s.withConn(context.Background(), func(ctx context.Context, c *pgxpool.Conn) error {
 		if _, err := c.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
 			return err
 		}
-		return c.QueryRow(ctx, `SELECT coalesce(sum(idx_scan), 0)::bigint FROM pg_stat_user_indexes
-			WHERE schemaname = current_schema() AND (indexrelname = $1 OR relname = $1)`, name).Scan(&n)
+		return c.QueryRow(ctx, query, name).Scan(&n)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // A push finds its partitions, their heads and their queues by key probes whatever plan its
@@ -51,22 +50,4 @@ func TestPushProbesPartitionsWhateverThePlanCached(t *testing.T) {
 			t.Errorf("20 pushes of ten items scanned %s %d times; want key probes only", table, n)
 		}
 	}
-}
-
-// seqScans is how many sequential scans table name of s's schema had so far.
-func seqScans(t *testing.T, s *Store, name string) int64 {
-	t.Helper()
-	flushAll(t, s)
-	var n int64
-	err := s.withConn(context.Background(), func(ctx context.Context, c *pgxpool.Conn) error {
-		if _, err := c.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
-			return err
-		}
-		return c.QueryRow(ctx, `SELECT coalesce(sum(seq_scan), 0)::bigint FROM pg_stat_user_tables
-			WHERE schemaname = current_schema() AND relname = $1`, name).Scan(&n)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }

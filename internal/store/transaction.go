@@ -60,11 +60,19 @@ func (s *Store) Transaction(ctx context.Context, pushes []TxnPush, acks []TxnAck
 		}
 		return err
 	}
-	if err := s.runCreating(ctx, c.queues, c.parts, run); err != nil {
+	// A deadlock's victim was rolled back whole by PostgreSQL, so running it again is safe; two
+	// calls' locks can meet in a cycle beside other sessions (a job, an admin statement) that
+	// take theirs in another order.
+	err := s.runCreating(ctx, c.queues, c.parts, func() error { return retryOnDeadlock(txnDeadlockAttempts, run) })
+	if err != nil {
 		return nil, txnError(err)
 	}
 	return out, nil
 }
+
+// txnDeadlockAttempts bounds the runs of a transaction call that PostgreSQL keeps picking as a
+// deadlock's victim; the last one's rollback is answered (QDB).
+const txnDeadlockAttempts = 3
 
 // txnError is what Transaction returns for a call that failed with err: *mq.RollbackError
 // for a rollback, else err wrapped (an ErrUnavailable one when the database could not be used).

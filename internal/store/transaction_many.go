@@ -108,6 +108,10 @@ func (s *Store) Transactions(ctx context.Context, calls []TxnCall) ([]TxnCallRes
 				s.partitions.forget(calls[r].Tenant, n.queues, n.parts) // one was deleted: resolve them again
 			}
 			alone = append(alone, r)
+		case pgErr.Code == codeDeadlock:
+			// Its block was rolled back, nothing of it written: alone it is run again as
+			// Transaction runs a deadlock's victim.
+			alone = append(alone, r)
 		default:
 			// As the error would have come back from the call alone: classified as withConn
 			// does, then mapped as Transaction does.
