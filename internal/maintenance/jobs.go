@@ -18,15 +18,55 @@ const statsBatch = 500
 const retentionFloor = 10 * time.Second
 
 // retentionCadence is the interval retention asks for when the shortest retention of any queue
-// is shortest: a quarter of it, so that the messages table holds little more than what
-// retention keeps (at RETENTION_INTERVAL's 300 s, a queue keeping 120 s held up to 420 s of
-// messages before each run), never below retentionFloor; 0 (the configured interval) without
-// a queue with retention. RETENTION_INTERVAL stays the longest interval.
+// is shortest: an eighth of it, never below retentionFloor; 0 (the configured interval) without
+// a queue with retention. RETENTION_INTERVAL stays the longest interval. A run that finds
+// nothing due costs a look at the segments and a walk over seg 0's partitions, and a segment
+// waits up to one interval for the run that drops it: at RETENTION_INTERVAL's 300 s, a queue
+// keeping 120 s held up to 420 s of messages before each run.
 func retentionCadence(shortest time.Duration) time.Duration {
 	if shortest <= 0 {
 		return 0
 	}
-	return max(shortest/4, retentionFloor)
+	return max(shortest/8, retentionFloor)
+}
+
+// segmentSpan is how long a message segment stays open (width) and how long after it closed it
+// is dropped (hold), given the shortest retention of any queue: a third of it and all of it,
+// never under retentionFloor, so the messages table holds about the shortest retention plus a
+// third of it, plus the time to the run that drops it. Without any retention the open segment
+// closes, and goes (its rows all moved to seg 0) after retentionFloor. The hold is also the
+// time a push has to write into a segment after reading that it is the open one.
+func segmentSpan(shortest time.Duration) (width, hold time.Duration) {
+	return max(shortest/3, retentionFloor), max(shortest, retentionFloor)
+}
+
+// segments opens and drops message segments (migration 0023, docs/design.md "Message storage").
+func (r *Runner) segments(ctx context.Context, l *store.Leader, run string) ([]store.RemovalCount, error) {
+	shortest, err := r.st.ShortestRetention(ctx)
+	if err != nil {
+		return nil, err
+	}
+	width, hold := segmentSpan(shortest)
+	if _, err := l.RotateSegments(ctx, width, shortest > 0); err != nil {
+		return nil, err
+	}
+	due, err := l.DueSegments(ctx, hold)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.RemovalCount
+	for _, seg := range due {
+		counts, dropped, err := l.DropSegment(ctx, run, seg)
+		out = append(out, counts...)
+		switch {
+		case err != nil:
+			return out, err
+		case !dropped:
+			r.log.Info("message segment busy; dropping it in a later run", "segment", seg)
+			return out, nil
+		}
+	}
+	return out, nil
 }
 
 // retention applies the retention rules batch by batch (docs/api/concepts.md §11), then removes
@@ -34,9 +74,14 @@ func retentionCadence(shortest time.Duration) time.Duration {
 // under one run id in the retention history, in the transaction that removes them.
 func (r *Runner) retention(ctx context.Context, l *store.Leader) error {
 	run := uuid.NewString()
-	removed, err := drain(ctx, func(after *string) ([]store.RemovalCount, *string, error) {
-		return l.RetentionBatch(ctx, run, r.cfg.RetentionBatchSize, after)
-	})
+	removed, err := r.segments(ctx, l, run)
+	if err == nil {
+		var more []store.RemovalCount
+		more, err = drain(ctx, func(after *string) ([]store.RemovalCount, *string, error) {
+			return l.RetentionBatch(ctx, run, r.cfg.RetentionBatchSize, after)
+		})
+		removed = append(removed, more...)
+	}
 	for _, q := range perQueue(removed) {
 		if q.Unconsumed > 0 {
 			r.log.Warn("retention removed unconsumed messages", "queue", q.Queue, "removed", q.Removed,

@@ -46,6 +46,9 @@ type testBundle struct {
 	s     *Store
 	clock *testClock
 	queue string // the test's default queue
+	// segmented: retention runs close the open message segment and drop it at once (hold 0)
+	// before their row-by-row batches (segmentedSetup).
+	segmented bool
 }
 
 // setup gives the test a migrated schema of its own (pooledSchema), drives the store from a fake

@@ -15,6 +15,7 @@ import (
 const (
 	codeMissingPartitions = string(mq.CodeMissingPartitions)
 	codeDeadlock          = "40P01" // deadlock_detected
+	codeLockNotAvailable  = "55P03" // lock_not_available: a lock_timeout ran out
 )
 
 // classify turns driver errors that mean "the database is not there" into ErrUnavailable.

@@ -103,6 +103,9 @@ var (
 	sqlJobClaim          = queryOf[jobClaimRow]("job_claim")
 	sqlRetentionBatch    = queryOf[removalRow]("retention_batch")
 	sqlEvictionBatch     = queryOf[removalRow]("eviction_batch")
+	sqlSegmentRotate     = queryOf[segmentRow]("segment_rotate")
+	sqlSegmentsDue       = queryOf[segmentRow]("segments_due")
+	sqlSegmentDrop       = queryOf[removalRow]("segment_drop")
 	sqlLeaseHousekeeping = queryOf[Housekeeping]("lease_housekeeping")
 	sqlCleanupTombstones = queryOf[removedRow]("cleanup_tombstones")
 	sqlCleanupPartitions = queryOf[removedRow]("cleanup_partitions")
@@ -121,6 +124,9 @@ type (
 	}
 	jobClaimRow struct {
 		Claimed bool `db:"claimed"`
+	}
+	segmentRow struct {
+		Seg int `db:"seg"`
 	}
 	removedRow struct {
 		Removed int64 `db:"removed"`
@@ -312,6 +318,39 @@ type removalRow struct {
 // nil when the walk is done.
 func (l *Leader) RetentionBatch(ctx context.Context, run string, limit int, after *string) (counts []RemovalCount, next *string, err error) {
 	return l.removals(ctx, sqlRetentionBatch, run, limit, after)
+}
+
+// RotateSegments opens the next message segment when active (some queue has a retention rule)
+// and the open one is older than width, or none is open; without active it closes the open one.
+// It returns the open segment afterwards (0: none). See migration 0023.
+func (l *Leader) RotateSegments(ctx context.Context, width time.Duration, active bool) (int, error) {
+	r, err := jobRow(ctx, l, sqlSegmentRotate, pgx.StrictNamedArgs{"width": width, "active": active, "now": l.s.nowArg()})
+	return r.Seg, err
+}
+
+// DueSegments returns the closed segments that closed at least hold ago, oldest first.
+func (l *Leader) DueSegments(ctx context.Context, hold time.Duration) ([]int, error) {
+	rows, err := jobRows(ctx, l, sqlSegmentsDue, pgx.StrictNamedArgs{"hold": hold, "now": l.s.nowArg()})
+	out := make([]int, len(rows))
+	for i, r := range rows {
+		out[i] = r.Seg
+	}
+	return out, err
+}
+
+// DropSegment drops segment seg whole, moving the messages retention may not remove yet to
+// seg 0, and records the removed ones under run in the retention history. dropped is false,
+// with nothing changed, when the drop's brief lock on messages was not granted in time (see
+// qg_segment_drop): a later run drops it.
+func (l *Leader) DropSegment(ctx context.Context, run string, seg int) (counts []RemovalCount, dropped bool, err error) {
+	rows, err := jobRows(ctx, l, sqlSegmentDrop, pgx.StrictNamedArgs{"run": run, "seg": seg, "now": l.s.nowArg()})
+	if pgCode(err) == codeLockNotAvailable {
+		return nil, false, nil
+	}
+	for _, r := range rows {
+		counts = append(counts, r.RemovalCount)
+	}
+	return counts, err == nil, err
 }
 
 // EvictionBatch dead-letters and removes at most limit messages older than their queue's

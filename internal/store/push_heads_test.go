@@ -47,18 +47,22 @@ func TestPushReadsEachPartitionHeadOnce(t *testing.T) {
 }
 
 // indexScans returns the index scans counted so far of index name, or of every index of table
-// name, in the test's schema.
+// name, in the test's schema; a partitioned one's are its partitions'.
 func indexScans(t *testing.T, s *Store, name string) int64 {
 	t.Helper()
 	return statSum(t, s, `SELECT coalesce(sum(idx_scan), 0)::bigint FROM pg_stat_user_indexes
-		WHERE schemaname = current_schema() AND (indexrelname = $1 OR relname = $1)`, name)
+		WHERE schemaname = current_schema() AND (indexrelname = $1 OR relname = $1
+		   OR indexrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass($1))
+		   OR relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass($1)))`, name)
 }
 
-// seqScans returns the sequential scans counted so far of table name in the test's schema.
+// seqScans returns the sequential scans counted so far of table name in the test's schema (a
+// partitioned one's: its partitions').
 func seqScans(t *testing.T, s *Store, name string) int64 {
 	t.Helper()
 	return statSum(t, s, `SELECT coalesce(sum(seq_scan), 0)::bigint FROM pg_stat_user_tables
-		WHERE schemaname = current_schema() AND relname = $1`, name)
+		WHERE schemaname = current_schema() AND (relname = $1
+		   OR relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass($1)))`, name)
 }
 
 // statSum runs query, a sum over the statistics views, once every pooled connection of s has

@@ -26,12 +26,56 @@ func (b *testBundle) lead(job string, fn func(*Leader) error) {
 	}
 }
 
-// retention runs the retention job as internal/maintenance does: removal batches of limit
-// under one run id along one walk of the partitions, then tombstone and partition cleanup.
+// storages runs test once with the messages in seg 0, removed row by row, and once in a
+// message segment that each retention run closes and drops whole at once (a hold of 0, which
+// the job's own schedule never uses): the retention rules must give the same outcome both ways.
+func storages(t *testing.T, test func(t *testing.T, b *testBundle)) {
+	for _, segmented := range []bool{false, true} {
+		t.Run(fmt.Sprint("segmented=", segmented), func(t *testing.T) {
+			b := setup(t)
+			if segmented {
+				b.segmented = true
+				b.rotateSegments()
+			}
+			test(t, b)
+		})
+	}
+}
+
+// rotateSegments closes the open message segment, if any, and opens the next.
+func (b *testBundle) rotateSegments() int {
+	b.t.Helper()
+	var seg int
+	b.lead("retention", func(l *Leader) error {
+		var err error
+		seg, err = l.RotateSegments(b.ctx, 0, true)
+		return err
+	})
+	return seg
+}
+
+// retention runs the retention job as internal/maintenance does: for a segmented bundle the
+// segments first (the open one closed and, with every other closed one, dropped), then removal
+// batches of limit under one run id along one walk of the partitions, then tombstone and
+// partition cleanup.
 func (b *testBundle) retention(limit, partitionCleanupDays int) {
 	b.t.Helper()
 	b.lead("retention", func(l *Leader) error {
 		run := uuid.NewString()
+		if b.segmented {
+			if _, err := l.RotateSegments(b.ctx, 0, true); err != nil {
+				return err
+			}
+			due, err := l.DueSegments(b.ctx, 0)
+			if err != nil {
+				return err
+			}
+			for _, seg := range due {
+				if _, dropped, err := l.DropSegment(b.ctx, run, seg); err != nil || !dropped {
+					return fmt.Errorf("drop segment %d: dropped=%v err=%v", seg, dropped, err)
+				}
+			}
+		}
 		if err := walk(func(after *string) ([]RemovalCount, *string, error) {
 			return l.RetentionBatch(b.ctx, run, limit, after)
 		}); err != nil {
@@ -101,82 +145,85 @@ func (b *testBundle) history() []RemovalCount {
 // Consumed messages older than completedRetentionSeconds go; unconsumed ones stay, whatever
 // their age; the removal is recorded; a removed message's key stays taken until its window ends.
 func TestRetentionRemovesConsumedMessages(t *testing.T) {
-	b := setup(t)
-	b.configure(b.queue, func(o *mq.QueueOptions) {
-		o.RetentionEnabled, o.CompletedRetentionSeconds, o.DedupWindowSeconds = true, 60, 120
+	storages(t, func(t *testing.T, b *testBundle) {
+		b.configure(b.queue, func(o *mq.QueueOptions) {
+			o.RetentionEnabled, o.CompletedRetentionSeconds, o.DedupWindowSeconds = true, 60, 120
+		})
+		b.pushKeys("p", "a", "b", "c")
+		p := b.mustPop(PopRequest{Batch: 2}, "a", "b")
+		b.mustAck(ackOf(p, 1, mq.AckCompleted))
+
+		b.clock.Advance(59 * time.Second)
+		b.retention(1000, 30)
+		if got := b.stored(); !slices.Equal(got, []string{"a", "b", "c"}) {
+			t.Fatalf("before completedRetentionSeconds: stored %v, want all three", got)
+		}
+
+		b.clock.Advance(2 * time.Second)
+		b.retention(1000, 30)
+		if got := b.stored(); !slices.Equal(got, []string{"c"}) {
+			t.Fatalf("stored %v, want only the unconsumed c", got)
+		}
+		want := []RemovalCount{{Queue: b.queue, Partition: "p", Kind: "completed_retention", Removed: 2}}
+		if got := b.history(); !slices.Equal(got, want) {
+			t.Fatalf("retention history %+v, want %+v", got, want)
+		}
+		if r := b.pushRows(row(b.queue, "p", "a"))[0]; r.Status != mq.StatusDuplicate {
+			t.Fatalf("re-push of a removed key inside its window: %q, want duplicate", r.Status)
+		}
+		b.mustPop(PopRequest{Batch: 10}, "c")
+
+		b.clock.Advance(60 * time.Second) // a's window (120 s from its creation) has ended
+		b.retention(1000, 30)
+		if r := b.pushRows(row(b.queue, "p", "a"))[0]; r.Status != mq.StatusQueued {
+			t.Fatalf("re-push of a removed key after its window: %q, want queued", r.Status)
+		}
 	})
-	b.pushKeys("p", "a", "b", "c")
-	p := b.mustPop(PopRequest{Batch: 2}, "a", "b")
-	b.mustAck(ackOf(p, 1, mq.AckCompleted))
-
-	b.clock.Advance(59 * time.Second)
-	b.retention(1000, 30)
-	if got := b.stored(); !slices.Equal(got, []string{"a", "b", "c"}) {
-		t.Fatalf("before completedRetentionSeconds: stored %v, want all three", got)
-	}
-
-	b.clock.Advance(2 * time.Second)
-	b.retention(1000, 30)
-	if got := b.stored(); !slices.Equal(got, []string{"c"}) {
-		t.Fatalf("stored %v, want only the unconsumed c", got)
-	}
-	want := []RemovalCount{{Queue: b.queue, Partition: "p", Kind: "completed_retention", Removed: 2}}
-	if got := b.history(); !slices.Equal(got, want) {
-		t.Fatalf("retention history %+v, want %+v", got, want)
-	}
-	if r := b.pushRows(row(b.queue, "p", "a"))[0]; r.Status != mq.StatusDuplicate {
-		t.Fatalf("re-push of a removed key inside its window: %q, want duplicate", r.Status)
-	}
-	b.mustPop(PopRequest{Batch: 10}, "c")
-
-	b.clock.Advance(60 * time.Second) // a's window (120 s from its creation) has ended
-	b.retention(1000, 30)
-	if r := b.pushRows(row(b.queue, "p", "a"))[0]; r.Status != mq.StatusQueued {
-		t.Fatalf("re-push of a removed key after its window: %q, want queued", r.Status)
-	}
 }
 
 // retentionSeconds removes old messages consumed or not, and says how many were unconsumed;
 // a message in a live leased batch is left alone and can still be acked.
 func TestRetentionSecondsSparesLiveBatches(t *testing.T) {
-	b := setup(t)
-	b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionEnabled, o.RetentionSeconds, o.LeaseTime = true, 60, 600 })
-	b.pushKeys("p", "a", "b", "c")
-	b.pushKeys("q", "x", "y")
-	held := b.mustPop(PopRequest{Partition: "p"}, "a") // leased for 600 s
+	storages(t, func(t *testing.T, b *testBundle) {
+		b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionEnabled, o.RetentionSeconds, o.LeaseTime = true, 60, 600 })
+		b.pushKeys("p", "a", "b", "c")
+		b.pushKeys("q", "x", "y")
+		held := b.mustPop(PopRequest{Partition: "p"}, "a") // leased for 600 s
 
-	b.clock.Advance(61 * time.Second)
-	b.retention(1000, 30)
-	if got := b.stored(); !slices.Equal(got, []string{"a"}) {
-		t.Fatalf("stored %v, want only a, which a live lease holds", got)
-	}
-	want := []RemovalCount{
-		{Queue: b.queue, Partition: "p", Kind: "retention", Removed: 2, Unconsumed: 2},
-		{Queue: b.queue, Partition: "q", Kind: "retention", Removed: 2, Unconsumed: 2},
-	}
-	if got := b.history(); !slices.Equal(got, want) {
-		t.Fatalf("retention history %+v, want %+v", got, want)
-	}
-	b.mustAck(ackOf(held, 0, mq.AckCompleted))
-	if r := b.pushRows(row(b.queue, "q", "x"))[0]; r.Status != mq.StatusDuplicate {
-		t.Fatalf("re-push of a removed key: %q, want duplicate", r.Status)
-	}
+		b.clock.Advance(61 * time.Second)
+		b.retention(1000, 30)
+		if got := b.stored(); !slices.Equal(got, []string{"a"}) {
+			t.Fatalf("stored %v, want only a, which a live lease holds", got)
+		}
+		want := []RemovalCount{
+			{Queue: b.queue, Partition: "p", Kind: "retention", Removed: 2, Unconsumed: 2},
+			{Queue: b.queue, Partition: "q", Kind: "retention", Removed: 2, Unconsumed: 2},
+		}
+		if got := b.history(); !slices.Equal(got, want) {
+			t.Fatalf("retention history %+v, want %+v", got, want)
+		}
+		b.mustAck(ackOf(held, 0, mq.AckCompleted))
+		if r := b.pushRows(row(b.queue, "q", "x"))[0]; r.Status != mq.StatusDuplicate {
+			t.Fatalf("re-push of a removed key: %q, want duplicate", r.Status)
+		}
+	})
 }
 
 // Without retentionEnabled neither rule applies, however old the messages.
 func TestRetentionNeedsRetentionEnabled(t *testing.T) {
-	b := setup(t)
-	b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionSeconds, o.CompletedRetentionSeconds = 1, 1 })
-	b.pushKeys("p", "a", "b")
-	b.mustAck(ackOf(b.mustPop(PopRequest{}, "a"), 0, mq.AckCompleted))
-	b.clock.Advance(time.Hour)
-	b.retention(1000, 30)
-	if got := b.stored(); !slices.Equal(got, []string{"a", "b"}) {
-		t.Fatalf("stored %v, want both messages", got)
-	}
-	if got := b.history(); len(got) != 0 {
-		t.Fatalf("retention history %+v, want none", got)
-	}
+	storages(t, func(t *testing.T, b *testBundle) {
+		b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionSeconds, o.CompletedRetentionSeconds = 1, 1 })
+		b.pushKeys("p", "a", "b")
+		b.mustAck(ackOf(b.mustPop(PopRequest{}, "a"), 0, mq.AckCompleted))
+		b.clock.Advance(time.Hour)
+		b.retention(1000, 30)
+		if got := b.stored(); !slices.Equal(got, []string{"a", "b"}) {
+			t.Fatalf("stored %v, want both messages", got)
+		}
+		if got := b.history(); len(got) != 0 {
+			t.Fatalf("retention history %+v, want none", got)
+		}
+	})
 }
 
 // Empty partitions idle for PARTITION_CLEANUP_DAYS go; partitions that hold messages stay.
@@ -199,22 +246,23 @@ func TestRetentionDeletesIdleEmptyPartitions(t *testing.T) {
 // Batches of one message: the job drains batch after batch, and partitions with nothing due
 // (here: no consumer, so nothing is consumed) neither stop it nor use up its batches.
 func TestRetentionDrainsInSmallBatches(t *testing.T) {
-	b := setup(t)
-	b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionEnabled, o.CompletedRetentionSeconds = true, 60 })
-	for i := range 5 {
-		b.pushKeys(fmt.Sprintf("unread%d", i), fmt.Sprintf("u%d", i))
-	}
-	b.pushKeys("p", "a", "b", "c")
-	b.mustAck(ackOf(b.mustPop(PopRequest{Partition: "p", Batch: 3}, "a", "b", "c"), 2, mq.AckCompleted))
-	b.clock.Advance(61 * time.Second)
-	b.retention(1, 30)
-	if got := b.stored(); !slices.Equal(got, []string{"u0", "u1", "u2", "u3", "u4"}) {
-		t.Fatalf("stored %v, want the five unread messages", got)
-	}
-	want := []RemovalCount{{Queue: b.queue, Partition: "p", Kind: "completed_retention", Removed: 3}}
-	if got := b.history(); !slices.Equal(got, want) {
-		t.Fatalf("retention history %+v, want 3 removed in batches of one", got)
-	}
+	storages(t, func(t *testing.T, b *testBundle) {
+		b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionEnabled, o.CompletedRetentionSeconds = true, 60 })
+		for i := range 5 {
+			b.pushKeys(fmt.Sprintf("unread%d", i), fmt.Sprintf("u%d", i))
+		}
+		b.pushKeys("p", "a", "b", "c")
+		b.mustAck(ackOf(b.mustPop(PopRequest{Partition: "p", Batch: 3}, "a", "b", "c"), 2, mq.AckCompleted))
+		b.clock.Advance(61 * time.Second)
+		b.retention(1, 30)
+		if got := b.stored(); !slices.Equal(got, []string{"u0", "u1", "u2", "u3", "u4"}) {
+			t.Fatalf("stored %v, want the five unread messages", got)
+		}
+		want := []RemovalCount{{Queue: b.queue, Partition: "p", Kind: "completed_retention", Removed: 3}}
+		if got := b.history(); !slices.Equal(got, want) {
+			t.Fatalf("retention history %+v, want 3 removed in batches of one", got)
+		}
+	})
 }
 
 // Eviction: unconsumed messages older than maxWaitTimeSeconds are dead-lettered — once for
@@ -307,25 +355,26 @@ func TestRetentionRunWalksEachPartitionOnce(t *testing.T) {
 // batch's own clock: a retention run passes its start, so its loop over full batches ends
 // although keys go on expiring as fast as it removes them.
 func TestCleanupTombstonesStopsAtTheGivenInstant(t *testing.T) {
-	b := setup(t)
-	b.configure(b.queue, func(o *mq.QueueOptions) {
-		o.RetentionEnabled, o.RetentionSeconds, o.DedupWindowSeconds = true, 10, 60
+	storages(t, func(t *testing.T, b *testBundle) {
+		b.configure(b.queue, func(o *mq.QueueOptions) {
+			o.RetentionEnabled, o.RetentionSeconds, o.DedupWindowSeconds = true, 10, 60
+		})
+		b.pushKeys("p", "early")
+		b.clock.Advance(30 * time.Second)
+		b.pushKeys("p", "late")
+		b.clock.Advance(11 * time.Second)
+		b.retention(1000, 30)             // both removed; their keys stay taken until 60 s after each
+		b.clock.Advance(30 * time.Second) // early's key expired 11 s ago, late's expires in 19 s
+		expiredBy := b.clock.Now()
+		b.clock.Advance(time.Hour) // the batches' own clock: every key expired
+		b.lead("retention", func(l *Leader) error {
+			_, err := l.CleanupTombstones(b.ctx, 1000, expiredBy)
+			return err
+		})
+		got := b.texts(`SELECT t.transaction_id FROM dedup_tombstones t JOIN partitions p ON p.id = t.partition_id
+			JOIN queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY 1`, b.queue)
+		if !slices.Equal(got, []string{"late"}) {
+			t.Fatalf("dedup keys left %v, want only late's (expired after the given instant)", got)
+		}
 	})
-	b.pushKeys("p", "early")
-	b.clock.Advance(30 * time.Second)
-	b.pushKeys("p", "late")
-	b.clock.Advance(11 * time.Second)
-	b.retention(1000, 30)             // both removed; their keys stay taken until 60 s after each
-	b.clock.Advance(30 * time.Second) // early's key expired 11 s ago, late's expires in 19 s
-	expiredBy := b.clock.Now()
-	b.clock.Advance(time.Hour) // the batches' own clock: every key expired
-	b.lead("retention", func(l *Leader) error {
-		_, err := l.CleanupTombstones(b.ctx, 1000, expiredBy)
-		return err
-	})
-	got := b.texts(`SELECT t.transaction_id FROM dedup_tombstones t JOIN partitions p ON p.id = t.partition_id
-		JOIN queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY 1`, b.queue)
-	if !slices.Equal(got, []string{"late"}) {
-		t.Fatalf("dedup keys left %v, want only late's (expired after the given instant)", got)
-	}
 }

@@ -100,6 +100,7 @@ DECLARE
     v_at    timestamptz;
     v_l_at  timestamptz;
     v_l_id  uuid;
+    v_seg   integer;
 BEGIN
     PERFORM 1 FROM queues q
     WHERE q.max_size > 0 AND q.id = (SELECT p.queue_id FROM partitions p WHERE p.id = p_pid)
@@ -153,9 +154,14 @@ BEGIN
         PERFORM pg_sleep(least(extract(epoch FROM v_at - clock_timestamp()), 0.005));
     END IF;
 
+    -- The open segment for a queue with retention, else seg 0 (015_segments.sql).
+    v_seg := qg_open_segment();
+    IF v_seg > 0 AND cardinality(qg_segmented_queues(ARRAY[v_qid])) = 0 THEN
+        v_seg := 0;
+    END IF;
     INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
-                          producer_sub, created_at)
-    VALUES (p_pid, v_last + 1, p_id, p_key, p_payload::json, p_encrypted, p_trace, p_sub, v_at);
+                          producer_sub, created_at, seg)
+    VALUES (p_pid, v_last + 1, p_id, p_key, p_payload::json, p_encrypted, p_trace, p_sub, v_at, v_seg);
     UPDATE partition_heads h SET last_position = v_last + 1, last_message_at = v_at, last_activity_at = v_now
     WHERE h.partition_id = p_pid;
     INSERT INTO partition_work (partition_id, consumer_group, queue_id, next_at)
@@ -180,6 +186,8 @@ DECLARE
     v_wait interval;
     v_pid  uuid;
     v_parts uuid[]; -- the call's distinct partitions
+    v_seg  integer;
+    v_segq uuid[] := '{}'; -- the call's queues whose messages go to segment v_seg
 BEGIN
     PERFORM 1 FROM queues q
     WHERE q.max_size > 0 AND q.id IN (SELECT p.queue_id FROM partitions p WHERE p.id = ANY (p_pids))
@@ -364,9 +372,15 @@ BEGIN
     -- The plan is in item order, so it is read in step with the item arrays. (Subscripting
     -- them, p_payloads[x.i + 1], costs O(i) per element on a text array: quadratic in the
     -- size of a coalesced call, half of the insert's time at 900 items.)
+    -- The open segment for the queues with retention, else seg 0 (015_segments.sql).
+    v_seg := qg_open_segment();
+    IF v_seg > 0 THEN
+        v_segq := qg_segmented_queues(ARRAY(SELECT DISTINCT x.qid FROM unnest(v_plan) x));
+    END IF;
     INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
-                          producer_sub, created_at)
-    SELECT x.pid, x.pos, x.mid, x.k, x.payload::json, x.enc, x.trace, x.sub, x.at
+                          producer_sub, created_at, seg)
+    SELECT x.pid, x.pos, x.mid, x.k, x.payload::json, x.enc, x.trace, x.sub, x.at,
+           CASE WHEN x.qid = ANY (v_segq) THEN v_seg ELSE 0 END
     FROM ROWS FROM (unnest(v_plan), unnest(p_keys, p_payloads, p_encrypted, p_traces, p_subs, v_times))
          AS x (i, status, mid, pid, pos, qid, qname, pname, k, payload, enc, trace, sub, at)
     WHERE x.status = 'queued';

@@ -14,8 +14,8 @@ RETURNS bigint LANGUAGE sql STABLE AS $$
 $$;
 
 -- Removes stored messages given by (partition, position), keeping each key taken until its
--- dedup window ends (docs/api/concepts.md §4.3). Trace records go with their message through their
--- foreign key.
+-- dedup window ends (docs/api/concepts.md §4.3). Trace records, skip marks and requeued rows go
+-- with their message (the trigger messages_gone, migration 0023).
 CREATE OR REPLACE FUNCTION qg_remove_messages(p_pids uuid[], p_positions bigint[], p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
     WITH gone AS (
@@ -51,6 +51,29 @@ RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
             AND p_created < p_now - p_crs * interval '1 second');
 $$;
 
+-- Adds removal counts to retention_history under p_run: per (partition, kind), n removed, of
+-- which unc unconsumed (kinds retention and clear) and dead DLQ entries written. Returns what it
+-- recorded, with the names.
+CREATE OR REPLACE FUNCTION qg_record_counts(
+    p_run uuid, p_pids uuid[], p_kinds text[], p_n bigint[], p_unc bigint[], p_dead bigint[], p_now timestamptz)
+RETURNS TABLE (queue_name text, partition_name text, kind text, removed bigint, unconsumed bigint,
+               dead_lettered bigint, queue_tenant text)
+LANGUAGE sql AS $$
+    WITH named AS (
+        SELECT c.*, q.id AS qid, q.tenant AS qtenant, q.name AS qname, p.name AS pname
+        FROM unnest(p_pids, p_kinds, p_n, p_unc, p_dead) AS c (pid, kind, n, unc, dead)
+        JOIN partitions p ON p.id = c.pid JOIN queue_rows q ON q.id = p.queue_id
+    ), recorded AS (
+        INSERT INTO retention_history AS h (run_id, partition_id, kind, queue_id, tenant, queue_name,
+                                            partition_name, removed, unconsumed, dead_lettered, run_at)
+        SELECT p_run, n.pid, n.kind, n.qid, n.qtenant, n.qname, n.pname, n.n, n.unc, n.dead, p_now FROM named n
+        ON CONFLICT ON CONSTRAINT retention_history_pkey DO UPDATE
+        SET removed = h.removed + EXCLUDED.removed, unconsumed = h.unconsumed + EXCLUDED.unconsumed,
+            dead_lettered = h.dead_lettered + EXCLUDED.dead_lettered
+    )
+    SELECT n.qname, n.pname, n.kind, n.n, n.unc, n.dead, n.qtenant FROM named n ORDER BY n.qtenant, n.qname, n.pname, n.kind;
+$$;
+
 -- Removes the given messages and adds them to retention_history under p_run, per partition and
 -- kind, in the same transaction, so no removal goes unrecorded. p_unconsumed counts only for
 -- kinds retention and clear; p_dead is the number of DLQ entries written for each message. Returns what
@@ -64,23 +87,15 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
     RETURN QUERY
-    WITH counts AS (
-        SELECT u.pid, u.kind, count(*) AS n,
-               count(*) FILTER (WHERE u.unc AND u.kind IN ('retention', 'clear')) AS unc, sum(u.dead)::bigint AS dead
-        FROM unnest(p_pids, p_kinds, p_unconsumed, p_dead) AS u (pid, kind, unc, dead)
-        GROUP BY u.pid, u.kind
-    ), named AS (
-        SELECT c.*, q.id AS qid, q.tenant AS qtenant, q.name AS qname, p.name AS pname
-        FROM counts c JOIN partitions p ON p.id = c.pid JOIN queues q ON q.id = p.queue_id
-    ), recorded AS (
-        INSERT INTO retention_history AS h (run_id, partition_id, kind, queue_id, tenant, queue_name,
-                                            partition_name, removed, unconsumed, dead_lettered, run_at)
-        SELECT p_run, n.pid, n.kind, n.qid, n.qtenant, n.qname, n.pname, n.n, n.unc, n.dead, p_now FROM named n
-        ON CONFLICT ON CONSTRAINT retention_history_pkey DO UPDATE
-        SET removed = h.removed + EXCLUDED.removed, unconsumed = h.unconsumed + EXCLUDED.unconsumed,
-            dead_lettered = h.dead_lettered + EXCLUDED.dead_lettered
-    )
-    SELECT n.qname, n.pname, n.kind, n.n, n.unc, n.dead, n.qtenant FROM named n ORDER BY n.qtenant, n.qname, n.pname, n.kind;
+    SELECT r.* FROM (
+        SELECT array_agg(c.pid) AS pids, array_agg(c.kind) AS kinds, array_agg(c.n) AS n,
+               array_agg(c.unc) AS unc, array_agg(c.dead) AS dead
+        FROM (SELECT u.pid, u.kind, count(*) AS n,
+                     count(*) FILTER (WHERE u.unc AND u.kind IN ('retention', 'clear')) AS unc,
+                     sum(u.dead)::bigint AS dead
+              FROM unnest(p_pids, p_kinds, p_unconsumed, p_dead) AS u (pid, kind, unc, dead)
+              GROUP BY u.pid, u.kind) c
+    ) a CROSS JOIN LATERAL qg_record_counts(p_run, a.pids, a.kinds, a.n, a.unc, a.dead, p_now) r;
 
     PERFORM qg_remove_messages(p_pids, p_pos, p_now);
 END $$;
@@ -124,8 +139,9 @@ BEGIN
             EXIT;
         END IF;
         v_seen := v_seen + 1;
+        -- Seg 0 only: the segments go whole (qg_segment_drop).
         FOR v_m IN SELECT m.position, m.created_at FROM messages m
-                   WHERE m.partition_id = v_p.id ORDER BY m.position
+                   WHERE m.partition_id = v_p.id AND m.seg = 0 ORDER BY m.position
         LOOP
             EXIT WHEN NOT qg_retention_due(v_m.created_at, v_m.position, v_p.min_cursor, v_p.rs, v_p.crs, v_now);
             CONTINUE WHEN qg_message_lease(v_p.id, v_m.position, v_now) IS NOT NULL;

@@ -35,6 +35,17 @@ SELECT coalesce(queue_name, '') AS queue, coalesce(partition_name, '') AS partit
        unconsumed AS unconsumed, dead_lettered AS dead_lettered, coalesce(queue_tenant, '') AS tenant, walked_to AS walked_to
 FROM qg_eviction_batch(p_run => @run::uuid, p_limit => @limit, p_now => @now, p_after => @after::uuid)
 
+-- name: segment_rotate
+SELECT qg_segment_rotate(p_width => @width, p_active => @active, p_now => @now) AS seg
+
+-- name: segments_due
+SELECT s AS seg FROM qg_segments_due(p_hold => @hold, p_now => @now) s
+
+-- name: segment_drop
+SELECT coalesce(queue_name, '') AS queue, coalesce(partition_name, '') AS partition, kind AS kind, removed AS removed,
+       unconsumed AS unconsumed, dead_lettered AS dead_lettered, coalesce(queue_tenant, '') AS tenant, NULL::uuid AS walked_to
+FROM qg_segment_drop(p_run => @run::uuid, p_seg => @seg, p_now => @now)
+
 -- The shortest retention of any queue of any tenant with retention enabled, in seconds (0: none).
 -- name: shortest_retention
 SELECT coalesce(min(least(nullif(q.retention_seconds, 0), nullif(q.completed_retention_seconds, 0))), 0)::bigint AS seconds

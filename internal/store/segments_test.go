@@ -1,0 +1,295 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/queen-go/queen/internal/mq"
+)
+
+// segOf returns the segment of each stored message of the test's queue, by key.
+func (b *testBundle) segOf() map[string]int {
+	b.t.Helper()
+	rows, err := b.s.pool.Query(b.ctx, `SELECT m.transaction_id, m.seg FROM messages m JOIN partitions p ON p.id = m.partition_id
+		JOIN queue_rows q ON q.id = p.queue_id WHERE q.name LIKE $1 || '%'`, b.queue)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var k string
+		var seg int
+		if err := rows.Scan(&k, &seg); err != nil {
+			b.t.Fatal(err)
+		}
+		out[k] = seg
+	}
+	if err := rows.Err(); err != nil {
+		b.t.Fatal(err)
+	}
+	return out
+}
+
+// dropDue drops every closed segment that closed hold ago or more, requiring each dropped.
+func (b *testBundle) dropDue(hold time.Duration) []RemovalCount {
+	b.t.Helper()
+	var out []RemovalCount
+	b.lead("retention", func(l *Leader) error {
+		due, err := l.DueSegments(b.ctx, hold)
+		if err != nil {
+			return err
+		}
+		for _, seg := range due {
+			c, dropped, err := l.DropSegment(b.ctx, uuid.NewString(), seg)
+			if err != nil || !dropped {
+				return fmt.Errorf("drop segment %d: dropped=%v err=%v", seg, dropped, err)
+			}
+			out = append(out, c...)
+		}
+		return nil
+	})
+	return out
+}
+
+// Pushes to a queue with a retention rule go to the open segment, the others' to seg 0; a
+// dropped segment takes with it only what retention may remove, the rest moving to seg 0 in
+// place (same positions, same order): messages of a queue whose retention is longer, or was
+// switched off after they were written, and unconsumed ones under completedRetentionSeconds.
+func TestSegmentDropKeepsWhatRetentionMayNotRemoveYet(t *testing.T) {
+	b := setup(t)
+	short, long, off, acked := b.queue+"-short", b.queue+"-long", b.queue+"-off", b.queue+"-acked"
+	b.configure(short, func(o *mq.QueueOptions) { o.RetentionEnabled, o.RetentionSeconds = true, 60 })
+	b.configure(long, func(o *mq.QueueOptions) { o.RetentionEnabled, o.RetentionSeconds = true, 3600 })
+	b.configure(off, func(o *mq.QueueOptions) { o.RetentionEnabled, o.RetentionSeconds = true, 60 })
+	b.configure(acked, func(o *mq.QueueOptions) { o.RetentionEnabled, o.CompletedRetentionSeconds = true, 60 })
+	b.pushKeysTo(b.queue, "p", "plain") // no retention: seg 0 whatever is open
+	seg := b.rotateSegments()
+	b.pushKeysTo(short, "p", "s1", "s2")
+	b.pushKeysTo(long, "p", "l1", "l2")
+	b.pushKeysTo(off, "p", "o1")
+	b.pushKeysTo(acked, "p", "a1", "a2")
+	b.mustAck(ackOf(b.mustPop(PopRequest{Queue: acked}, "a1"), 0, mq.AckCompleted))
+	if got, want := b.segOf(), map[string]int{"plain": 0, "s1": seg, "s2": seg, "l1": seg, "l2": seg, "o1": seg, "a1": seg, "a2": seg}; !maps.Equal(got, want) {
+		t.Fatalf("segments %v, want %v", got, want)
+	}
+	b.configure(off, func(o *mq.QueueOptions) { o.RetentionEnabled = false })
+
+	next := b.rotateSegments()
+	b.pushKeysTo(long, "p", "l3") // into the next segment, after l1 and l2
+	b.clock.Advance(61 * time.Second)
+	counts := b.dropDue(0)
+	slices.SortFunc(counts, func(x, y RemovalCount) int { return cmp.Compare(x.Queue+x.Kind, y.Queue+y.Kind) })
+	want := []RemovalCount{
+		{Queue: acked, Partition: "p", Kind: "completed_retention", Removed: 1},
+		{Queue: short, Partition: "p", Kind: "retention", Removed: 2, Unconsumed: 2},
+	}
+	if !slices.Equal(counts, want) {
+		t.Fatalf("removed %+v, want %+v", counts, want)
+	}
+	if got, want := b.segOf(), map[string]int{"plain": 0, "l1": 0, "l2": 0, "l3": next, "o1": 0, "a2": 0}; !maps.Equal(got, want) {
+		t.Fatalf("after the drop: segments %v, want %v", got, want)
+	}
+	if n := b.texts(`SELECT relname::text FROM pg_class WHERE relname = $1 AND relnamespace = current_schema()::regnamespace`,
+		fmt.Sprint("messages_s", seg)); len(n) != 0 {
+		t.Fatalf("segment table %v still exists", n)
+	}
+	b.mustPop(PopRequest{Queue: long, Batch: 10}, "l1", "l2", "l3")
+	b.mustPop(PopRequest{Queue: off}, "o1")
+	b.mustPop(PopRequest{Queue: acked}, "a2")
+}
+
+// A key is taken in its partition whichever segment holds its message, and after the segment
+// went, until the dedup window ends (docs/api/concepts.md §4.3).
+func TestSegmentKeysStayTakenAcrossSegments(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) {
+		o.RetentionEnabled, o.RetentionSeconds, o.DedupWindowSeconds = true, 60, 120
+	})
+	b.rotateSegments()
+	first := b.pushKeys("p", "k")[0]
+	b.rotateSegments()
+	if r := b.pushRows(row(b.queue, "p", "k"))[0]; r.Status != mq.StatusDuplicate || r.MessageID != first.MessageID {
+		t.Fatalf("re-push into the next segment: %+v, want a duplicate of %s", r, first.MessageID)
+	}
+	b.rotateSegments()
+	b.clock.Advance(61 * time.Second)
+	b.dropDue(0)
+	if got := b.stored(); len(got) != 0 {
+		t.Fatalf("stored %v after the drop, want none", got)
+	}
+	if r := b.pushRows(row(b.queue, "p", "k"))[0]; r.Status != mq.StatusDuplicate || r.MessageID != first.MessageID {
+		t.Fatalf("re-push after the drop, inside the window: %+v, want a duplicate of %s", r, first.MessageID)
+	}
+	b.clock.Advance(60 * time.Second)
+	b.retention(1000, 30) // the key's window has ended: its tombstone goes
+	if r := b.pushRows(row(b.queue, "p", "k"))[0]; r.Status != mq.StatusQueued {
+		t.Fatalf("re-push after the window: %+v, want queued", r)
+	}
+}
+
+// A dropped message's trace records go with it; a kept one's stay, moved with it.
+func TestSegmentDropRemovesTheTracesOfWhatItRemoves(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionEnabled, o.CompletedRetentionSeconds = true, 60 })
+	b.rotateSegments()
+	res := b.pushKeys("p", "done", "open")
+	b.mustAck(ackOf(b.mustPop(PopRequest{}, "done"), 0, mq.AckCompleted))
+	for i, k := range []string{"done", "open"} {
+		found, err := b.s.AddTrace(b.ctx, mq.TraceRecord{ID: uuid.NewString(), PartitionID: res[i].PartitionID,
+			TransactionID: k, Group: mq.QueueMode, EventType: "info", Data: []byte(`{}`), WorkerID: "w"})
+		if err != nil || !found {
+			t.Fatalf("trace on %s: found=%v err=%v", k, found, err)
+		}
+	}
+	b.rotateSegments()
+	b.clock.Advance(61 * time.Second)
+	b.dropDue(0)
+	got := b.texts(`SELECT transaction_id FROM traces ORDER BY 1`)
+	if !slices.Equal(got, []string{"open"}) {
+		t.Fatalf("trace records of %v, want only the kept message's", got)
+	}
+}
+
+// Segments opened and dropped all the while pushes, pops and acks go on lose, duplicate and
+// reorder nothing: each drop moves what it may not remove (here all that is unconsumed, under
+// completedRetentionSeconds with the clock moving on) while consumers read across the
+// segments, and every message is delivered and acknowledged once, in position order.
+func TestSegmentsUnderLoadLoseNothing(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) {
+		o.RetentionEnabled, o.CompletedRetentionSeconds, o.LeaseTime = true, 1, 3600
+	})
+	b.rotateSegments()
+	const partitions, perPartition, consumers = 4, 60, 4
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	defer cancel()
+	errs := make(chan error, partitions+consumers+1)
+	var producers, rest sync.WaitGroup
+	for p := range partitions {
+		producers.Go(func() {
+			for i := range perPartition {
+				r := row(b.queue, fmt.Sprintf("p%d", p), fmt.Sprintf("p%d-%03d", p, i))
+				res, err := b.s.Push(ctx, []PushRow{r})
+				if err == nil && res[0].Status != mq.StatusQueued {
+					err = fmt.Errorf("push %s: %+v", r.Key, res[0])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	var mu sync.Mutex
+	got := map[string][]string{} // partition -> keys in delivery order
+	total := 0
+	stopped := func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+	for range consumers {
+		rest.Go(func() {
+			for !stopped() {
+				r := b.req(PopRequest{})
+				msgs, err := b.s.Pop(ctx, r)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(msgs) == 0 {
+					continue
+				}
+				m := msgs[0]
+				mu.Lock() // while the lease is held: the delivery order (see TestCompactHotSetsUnderLoadLoseNothing)
+				got[m.Partition] = append(got[m.Partition], m.TransactionID)
+				mu.Unlock()
+				res, err := b.s.Ack(ctx, []mq.AckItem{{PartitionID: m.PartitionID, TransactionID: m.TransactionID,
+					Group: r.Group, Status: mq.AckCompleted, LeaseID: r.LeaseID}})
+				if err == nil && !res[0].Success {
+					err = fmt.Errorf("ack %s: %+v", m.TransactionID, res[0])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				total++
+				if total == partitions*perPartition {
+					close(done)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	drops := 0
+	rest.Go(func() {
+		for !stopped() {
+			err := func() error {
+				led, err := b.s.TryLead(ctx, "retention", func(l *Leader) error {
+					if _, err := l.RotateSegments(ctx, 0, true); err != nil {
+						return err
+					}
+					b.clock.Advance(2 * time.Second)
+					due, err := l.DueSegments(ctx, 0)
+					for _, seg := range due {
+						if _, dropped, err := l.DropSegment(ctx, uuid.NewString(), seg); err != nil {
+							return err
+						} else if dropped {
+							drops++
+						}
+					}
+					return err
+				})
+				if err == nil && !led {
+					err = fmt.Errorf("retention not led")
+				}
+				return err
+			}()
+			if err != nil {
+				errs <- err
+				return
+			}
+		}
+	})
+	producers.Wait()
+	finished := make(chan struct{})
+	go func() { rest.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case err := <-errs:
+		cancel()
+		t.Fatal(err)
+	case <-ctx.Done():
+		t.Fatalf("consumed %d of %d messages before the deadline", total, partitions*perPartition)
+	}
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	for p := range partitions {
+		var want []string
+		for i := range perPartition {
+			want = append(want, fmt.Sprintf("p%d-%03d", p, i))
+		}
+		if k := fmt.Sprintf("p%d", p); !slices.Equal(got[k], want) {
+			t.Errorf("partition %s delivered %v, want %v", k, got[k], want)
+		}
+	}
+	if drops < 3 {
+		t.Errorf("only %d segments were dropped during the load", drops)
+	}
+}

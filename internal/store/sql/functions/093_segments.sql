@@ -1,0 +1,140 @@
+-- Message segments (migration 0023, docs/design.md "Message storage"): retention opens them and
+-- drops them whole. Both run in the retention job, one statement each in its own transaction.
+
+-- Opens the next segment when p_active (some queue has a retention rule) and the open one is
+-- older than p_width or none is open; closes the open one when nothing has retention any more.
+-- Returns the open segment afterwards (0: none). The new table is created on its own and then
+-- attached, which takes SHARE UPDATE EXCLUSIVE on messages, not the ACCESS EXCLUSIVE of
+-- CREATE TABLE ... PARTITION OF: pushes, pops and acks go on meanwhile.
+CREATE OR REPLACE FUNCTION qg_segment_rotate(p_width interval, p_active boolean, p_now timestamptz)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+    v_now  timestamptz := coalesce(p_now, clock_timestamp());
+    v_open message_segments;
+    v_next integer;
+BEGIN
+    -- One rotation at a time, whichever instance runs retention.
+    PERFORM pg_advisory_xact_lock(qg_job_lock_key('segments'));
+    SELECT * INTO v_open FROM message_segments s WHERE s.closed_at IS NULL;
+    IF FOUND AND p_active AND v_open.opened_at > v_now - p_width THEN
+        RETURN v_open.seg;
+    END IF;
+    UPDATE message_segments s SET closed_at = v_now WHERE s.closed_at IS NULL;
+    IF NOT p_active THEN
+        RETURN 0;
+    END IF;
+    v_next := nextval('message_segments_seq');
+    EXECUTE format('CREATE TABLE %I (LIKE messages INCLUDING DEFAULTS)', 'messages_s' || v_next);
+    EXECUTE format('ALTER TABLE messages ATTACH PARTITION %I FOR VALUES IN (%s)', 'messages_s' || v_next, v_next);
+    INSERT INTO message_segments (seg, opened_at) VALUES (v_next, v_now);
+    RETURN v_next;
+END $$;
+
+-- The closed segments whose turn to go has come: closed at least p_hold ago, oldest first.
+CREATE OR REPLACE FUNCTION qg_segments_due(p_hold interval, p_now timestamptz)
+RETURNS SETOF integer LANGUAGE sql STABLE AS $$
+    SELECT s.seg FROM message_segments s
+    WHERE s.closed_at <= coalesce(p_now, clock_timestamp()) - p_hold
+    ORDER BY s.seg;
+$$;
+
+-- Drops segment p_seg whole (docs/api/concepts.md §11). Its messages that retention may not
+-- remove now are moved to seg 0 first, where the row-by-row rules take them in their time:
+-- those of a queue without a retention rule (any more), or with a longer one, unconsumed ones
+-- under completedRetentionSeconds alone, and those that may lie in a live leased batch. The
+-- rest are recorded in the retention history under p_run, per partition and kind, as a
+-- retention batch records them; their keys still within the dedup window become tombstones;
+-- their trace records, skip marks and requeued rows are deleted; then the table is dropped.
+--
+-- Locks: the segment EXCLUSIVE first (it closed p_hold ago, so no writer should come; one that
+-- still would is waited for), then messages ACCESS EXCLUSIVE for the drop, a moment, under a
+-- short lock_timeout: a statement that would wait on the segment while holding messages (a
+-- DELETE over every segment) gives way to this one's timeout rather than to a deadlock check,
+-- and the segment is dropped by a later run.
+CREATE OR REPLACE FUNCTION qg_segment_drop(p_run uuid, p_seg integer, p_now timestamptz)
+RETURNS TABLE (queue_name text, partition_name text, kind text, removed bigint, unconsumed bigint,
+               dead_lettered bigint, queue_tenant text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_now  timestamptz := coalesce(p_now, clock_timestamp());
+    v_tab  text := 'messages_s' || p_seg;
+    v_pids uuid[];
+    v_kind text[];
+    v_n    bigint[];
+    v_unc  bigint[];
+BEGIN
+    PERFORM pg_advisory_xact_lock(qg_job_lock_key('segments'));
+    IF NOT EXISTS (SELECT 1 FROM message_segments s WHERE s.seg = p_seg AND s.closed_at IS NOT NULL) THEN
+        RETURN; -- dropped meanwhile, or still open
+    END IF;
+    EXECUTE format('LOCK TABLE %I IN EXCLUSIVE MODE', v_tab);
+
+    -- Each row's verdict, from its partition's state read once: the queue's rules, the slowest
+    -- cursor, and the span of live leased batches (a row inside it may be leased: kept).
+    CREATE TEMP TABLE qg_segment_rows (pid uuid, pos bigint, aged boolean, unc boolean, gone boolean) ON COMMIT DROP;
+    INSERT INTO qg_segment_rows (pid, pos, aged, unc, gone)
+    WITH parts AS (
+        SELECT p.id AS pid, q.retention_enabled AS en, q.retention_seconds AS rs,
+               q.completed_retention_seconds AS crs, c.mc, c.lo, c.hi
+        FROM (SELECT DISTINCT m.partition_id FROM messages m WHERE m.seg = p_seg) x
+        JOIN partitions p ON p.id = x.partition_id
+        JOIN queue_rows q ON q.id = p.queue_id
+        CROSS JOIN LATERAL (
+            SELECT min(c.cursor) AS mc,
+                   min(c.cursor) FILTER (WHERE c.lease_expires_at > v_now) AS lo,
+                   max(c.batch_end) FILTER (WHERE c.lease_expires_at > v_now) AS hi
+            FROM consumers c WHERE c.partition_id = p.id) c
+    ), rq AS (
+        SELECT r.partition_id, r.position, bool_or(r.in_batch) AS in_batch
+        FROM requeued r GROUP BY r.partition_id, r.position
+    )
+    SELECT m.partition_id AS pid, m.position AS pos, v.aged,
+           v.unc, pt.en AND (v.aged OR v.done) AND NOT v.leased AS gone
+    FROM messages m
+    JOIN parts pt ON pt.pid = m.partition_id
+    LEFT JOIN rq ON rq.partition_id = m.partition_id AND rq.position = m.position
+    CROSS JOIN LATERAL (
+        SELECT pt.rs > 0 AND m.created_at < v_now - pt.rs * interval '1 second' AS aged,
+               pt.crs > 0 AND m.created_at < v_now - pt.crs * interval '1 second'
+                   AND coalesce(m.position <= pt.mc, false) AND rq.partition_id IS NULL AS done,
+               coalesce(m.position > pt.lo AND m.position <= pt.hi, false) OR coalesce(rq.in_batch, false) AS leased,
+               pt.mc IS NULL OR m.position > pt.mc OR rq.partition_id IS NOT NULL AS unc
+    ) v
+    WHERE m.seg = p_seg;
+
+    UPDATE messages m SET seg = 0
+    FROM qg_segment_rows r
+    WHERE m.seg = p_seg AND NOT r.gone AND m.partition_id = r.pid AND m.position = r.pos;
+
+    SELECT array_agg(c.pid), array_agg(c.kind), array_agg(c.n), array_agg(c.unc)
+    INTO v_pids, v_kind, v_n, v_unc
+    FROM (SELECT r.pid, CASE WHEN r.aged THEN 'retention' ELSE 'completed_retention' END AS kind,
+                 count(*) AS n, count(*) FILTER (WHERE r.unc AND r.aged) AS unc
+          FROM qg_segment_rows r WHERE r.gone GROUP BY 1, 2) c;
+
+    -- What the dropped rows leave behind: keys still taken, and nothing else.
+    INSERT INTO dedup_tombstones (partition_id, transaction_id, message_id, created_at)
+    SELECT m.partition_id, m.transaction_id, m.id, m.created_at
+    FROM messages m
+    JOIN partitions p ON p.id = m.partition_id
+    JOIN queue_rows q ON q.id = p.queue_id
+    WHERE m.seg = p_seg AND m.created_at + q.dedup_window_seconds * interval '1 second' > v_now
+    ON CONFLICT (partition_id, transaction_id)
+    DO UPDATE SET message_id = EXCLUDED.message_id, created_at = EXCLUDED.created_at;
+    DELETE FROM traces t USING messages m
+    WHERE m.seg = p_seg AND t.partition_id = m.partition_id AND t.transaction_id = m.transaction_id;
+    DELETE FROM skip_marks k USING qg_segment_rows r
+    WHERE r.gone AND k.partition_id = r.pid AND k.position = r.pos;
+    DELETE FROM requeued x USING qg_segment_rows r
+    WHERE r.gone AND x.partition_id = r.pid AND x.position = r.pos;
+
+    PERFORM set_config('lock_timeout', '200ms', true);
+    EXECUTE format('DROP TABLE %I', v_tab);
+    DELETE FROM message_segments s WHERE s.seg = p_seg;
+
+    IF v_pids IS NOT NULL THEN
+        RETURN QUERY SELECT * FROM qg_record_counts(p_run, v_pids, v_kind, v_n, v_unc,
+            array_fill(0::bigint, ARRAY[cardinality(v_pids)]), v_now);
+    END IF;
+END $$;
