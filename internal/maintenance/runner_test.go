@@ -226,7 +226,7 @@ func TestScheduleHoldsAcrossInstances(t *testing.T) {
 	}
 }
 
-// Retention runs at an eighth of the shortest retention of any queue when that is shorter than
+// Retention runs at a twelfth of the shortest retention of any queue when that is shorter than
 // RETENTION_INTERVAL, never below ten seconds, and at RETENTION_INTERVAL without such a queue:
 // at 300 s, a queue keeping messages 120 s held up to 420 s of them before each run.
 func TestRetentionIntervalFollowsTheShortestRetention(t *testing.T) {
@@ -249,9 +249,9 @@ func TestRetentionIntervalFollowsTheShortestRetention(t *testing.T) {
 		keep, keepAck int
 		want          time.Duration
 	}{
-		{"a", true, 120, 0, 15 * time.Second},
-		{"b", true, 0, 600, 15 * time.Second},    // a longer one changes nothing
-		{"c", false, 20, 0, 15 * time.Second},    // nor one with retention off
+		{"a", true, 240, 0, 20 * time.Second},
+		{"b", true, 0, 600, 20 * time.Second},    // a longer one changes nothing
+		{"c", false, 20, 0, 20 * time.Second},    // nor one with retention off
 		{"d", true, 20, 0, 10 * time.Second},     // the floor
 		{"e", true, 0, 100000, 10 * time.Second}, // completed retention counts too
 	} {
