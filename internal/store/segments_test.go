@@ -293,3 +293,52 @@ func TestSegmentsUnderLoadLoseNothing(t *testing.T) {
 		t.Errorf("only %d segments were dropped during the load", drops)
 	}
 }
+
+// A drop that cannot get its moment of ACCESS EXCLUSIVE on messages (here a session keeps a
+// transaction open that read it) gives up within its tries and changes nothing: the segment,
+// its rows and the history are as before, and a later run, the holder gone, drops it.
+func TestSegmentDropGivesWayToAHolderOfMessages(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionEnabled, o.RetentionSeconds = true, 60 })
+	b.rotateSegments()
+	b.pushKeys("p", "a", "b")
+	b.rotateSegments()
+	b.clock.Advance(61 * time.Second)
+
+	holder := schemaConn(t, b.ctx)
+	tx, err := holder.Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(b.ctx, `SELECT count(*) FROM messages`); err != nil {
+		t.Fatal(err)
+	}
+	var dropped bool
+	b.lead("retention", func(l *Leader) error {
+		due, err := l.DueSegments(b.ctx, 0)
+		if err != nil || len(due) != 1 {
+			return fmt.Errorf("due segments %v, %v; want one", due, err)
+		}
+		_, dropped, err = l.DropSegment(b.ctx, uuid.NewString(), due[0])
+		return err
+	})
+	if dropped {
+		t.Fatal("the drop passed a session holding messages")
+	}
+	if got := b.stored(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("stored %v after the drop gave way, want a and b", got)
+	}
+	if h := b.history(); len(h) != 0 {
+		t.Fatalf("retention history %+v after the drop gave way, want none", h)
+	}
+	if err := tx.Rollback(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []RemovalCount{{Queue: b.queue, Partition: "p", Kind: "retention", Removed: 2, Unconsumed: 2}}
+	if got := b.dropDue(0); !slices.Equal(got, want) {
+		t.Fatalf("the later drop removed %+v, want %+v", got, want)
+	}
+	if got := b.stored(); len(got) != 0 {
+		t.Fatalf("stored %v after the later drop, want none", got)
+	}
+}

@@ -46,11 +46,12 @@ $$;
 -- retention batch records them; their keys still within the dedup window become tombstones;
 -- their trace records, skip marks and requeued rows are deleted; then the table is dropped.
 --
--- Locks: the segment EXCLUSIVE first (it closed p_hold ago, so no writer should come; one that
--- still would is waited for), then messages ACCESS EXCLUSIVE for the drop, a moment, under a
--- short lock_timeout: a statement that would wait on the segment while holding messages (a
--- DELETE over every segment) gives way to this one's timeout rather than to a deadlock check,
--- and the segment is dropped by a later run.
+-- Locks: the segment EXCLUSIVE first (readers go on; a writer still to come waits), then
+-- messages ACCESS EXCLUSIVE for the drop, a moment, under a short lock_timeout. A push that
+-- read this segment as the open one before it closed holds ACCESS SHARE on messages from its
+-- dedup lookups until it commits, so the drop cannot pass it: the push waits for the segment,
+-- the drop for the push, and the drop's timeout ends the cycle before a deadlock check would
+-- pick a victim; so does a DELETE over every segment waiting here. A later run drops it.
 CREATE OR REPLACE FUNCTION qg_segment_drop(p_run uuid, p_seg integer, p_now timestamptz)
 RETURNS TABLE (queue_name text, partition_name text, kind text, removed bigint, unconsumed bigint,
                dead_lettered bigint, queue_tenant text)
@@ -63,6 +64,7 @@ DECLARE
     v_kind text[];
     v_n    bigint[];
     v_unc  bigint[];
+    v_try  integer;
 BEGIN
     PERFORM pg_advisory_xact_lock(qg_job_lock_key('segments'));
     IF NOT EXISTS (SELECT 1 FROM message_segments s WHERE s.seg = p_seg AND s.closed_at IS NOT NULL) THEN
@@ -129,8 +131,22 @@ BEGIN
     DELETE FROM requeued x USING qg_segment_rows r
     WHERE r.gone AND x.partition_id = r.pid AND x.position = r.pos;
 
-    PERFORM set_config('lock_timeout', '200ms', true);
-    EXECUTE format('DROP TABLE %I', v_tab);
+    -- The drop: ACCESS EXCLUSIVE on messages, asked for at most 50 ms at a time (while the
+    -- request waits for the statements in flight, every new one queues behind it), a few
+    -- times, with pauses that let the queue drain. Each failed attempt is undone alone (its
+    -- block's subtransaction); after the last, the whole drop is (lock_not_available).
+    PERFORM set_config('lock_timeout', '50ms', true);
+    FOR v_try IN 1..6 LOOP
+        BEGIN
+            EXECUTE format('DROP TABLE %I', v_tab);
+            EXIT;
+        EXCEPTION WHEN lock_not_available THEN
+            IF v_try = 6 THEN
+                RAISE;
+            END IF;
+            PERFORM pg_sleep(0.1);
+        END;
+    END LOOP;
     DELETE FROM message_segments s WHERE s.seg = p_seg;
 
     IF v_pids IS NOT NULL THEN
