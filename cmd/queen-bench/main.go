@@ -52,6 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Schema, "schema", envOr("DB_SCHEMA", "queen_go"), "heldxmin, steady: the broker's schema in -db (its DB_SCHEMA)")
 	fs.StringVar(&cfg.Sweep, "sweep", bench.SweepDefaultSteps, "sweep: partition counts of the steps, separated by commas")
 	fs.IntVar(&cfg.RetentionSeconds, "retention", 120, "steady: the queue's retentionSeconds and completedRetentionSeconds")
+	fs.IntVar(&cfg.DedupWindowSeconds, "dedup-window", 0, "steady: the queue's dedupWindowSeconds (0 = the queue's default, 900)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no live progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")

@@ -46,6 +46,9 @@ type Config struct {
 	// RetentionSeconds is the steady scenario's retentionSeconds and completedRetentionSeconds
 	// of its queue (steady.go) [120].
 	RetentionSeconds int
+	// DedupWindowSeconds is the steady scenario's queue's dedupWindowSeconds (0: the queue's
+	// default, 900): how long the keys of removed messages stay taken, as tombstones.
+	DedupWindowSeconds int
 }
 
 func (c Config) params() string {

@@ -69,6 +69,7 @@ type SteadyWindow struct {
 // steadyConfig is Config's steady knobs with their defaults applied.
 type steadyConfig struct {
 	rate, producers, consumers, groups, partitions, batch, retention, windows int
+	dedupWindow                                                               int // 0: the queue's default
 	duration, window                                                          time.Duration
 	schema                                                                    string
 }
@@ -77,7 +78,8 @@ func (c Config) steady() (steadyConfig, error) {
 	s := steadyConfig{rate: cmp0(c.Rate, steadyDefaultRate), producers: cmp0(c.Producers, steadyDefaultProducers),
 		consumers: cmp0(c.Consumers, steadyDefaultConsumers), groups: cmp0(c.Groups, steadyDefaultGroups),
 		partitions: cmp0(c.Partitions, steadyDefaultPartitions), batch: cmp0(c.Batch, steadyDefaultBatch),
-		retention: cmp0(c.RetentionSeconds, steadyDefaultRetention), duration: c.Duration, window: c.Window, schema: c.Schema}
+		retention: cmp0(c.RetentionSeconds, steadyDefaultRetention), dedupWindow: c.DedupWindowSeconds,
+		duration: c.Duration, window: c.Window, schema: c.Schema}
 	if s.duration == 0 {
 		s.duration = steadyDefaultDuration
 	}
@@ -132,7 +134,7 @@ func (r *runner) steady(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("steady: connect to -db: %w", err)
 	}
 	defer mon.Close(context.Background())
-	if err := r.configureRetention(ctx, s.retention); err != nil {
+	if err := r.configureRetention(ctx, s.retention, s.dedupWindow); err != nil {
 		return Result{}, err
 	}
 	// Every partition exists before the first window (one message each, which the consumers
@@ -227,8 +229,8 @@ func (r *runner) steady(ctx context.Context) (Result, error) {
 	stopWorkers()
 
 	all := windowTotals(win, func(rw *steadyWindowRecs) (*recorder, *recorder) { return &rw.ack, &rw.push })
-	res := all.result("steady", fmt.Sprintf("rate=%d/s producers=%d batch=%d partitions=%d groups=%d consumers=%d/group retention=%ds windows=%dx%s payload=%dB (messages = acknowledgements, latency = ack requests)",
-		s.rate, s.producers, s.batch, s.partitions, s.groups, s.consumers, s.retention, s.windows, s.window, r.cfg.PayloadBytes), elapsed)
+	res := all.result("steady", fmt.Sprintf("rate=%d/s producers=%d batch=%d partitions=%d groups=%d consumers=%d/group retention=%ds dedupWindow=%s windows=%dx%s payload=%dB (messages = acknowledgements, latency = ack requests)",
+		s.rate, s.producers, s.batch, s.partitions, s.groups, s.consumers, s.retention, dedupWindowText(s.dedupWindow), s.windows, s.window, r.cfg.PayloadBytes), elapsed)
 	res.Steady = out
 	return res, nil
 }
@@ -236,11 +238,23 @@ func (r *runner) steady(ctx context.Context) (Result, error) {
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
+// dedupWindowText is the dedup window a run configured, as its header says it.
+func dedupWindowText(seconds int) string {
+	if seconds == 0 {
+		return "default"
+	}
+	return fmt.Sprintf("%ds", seconds)
+}
+
 // configureRetention creates the runner's queue with retention on: every message older than
-// seconds goes, consumed or not, and so does every consumed one.
-func (r *runner) configureRetention(ctx context.Context, seconds int) error {
-	body, _ := json.Marshal(map[string]any{"queue": r.queue, "options": map[string]any{
-		"retentionEnabled": true, "retentionSeconds": seconds, "completedRetentionSeconds": seconds}})
+// seconds goes, consumed or not, and so does every consumed one; dedupWindow, when not 0, is
+// its dedupWindowSeconds.
+func (r *runner) configureRetention(ctx context.Context, seconds, dedupWindow int) error {
+	opts := map[string]any{"retentionEnabled": true, "retentionSeconds": seconds, "completedRetentionSeconds": seconds}
+	if dedupWindow > 0 {
+		opts["dedupWindowSeconds"] = dedupWindow
+	}
+	body, _ := json.Marshal(map[string]any{"queue": r.queue, "options": opts})
 	if _, err := r.api.call(ctx, http.MethodPost, "/api/v1/configure", body, nil); err != nil {
 		return fmt.Errorf("configure the queue's retention: %w", err)
 	}
