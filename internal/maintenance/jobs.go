@@ -68,6 +68,20 @@ func (r *Runner) segments(ctx context.Context, l *store.Leader, run string) ([]s
 			return out, nil
 		}
 	}
+	due, err = l.DueTombstoneSegments(ctx)
+	if err != nil {
+		return out, err
+	}
+	for _, seg := range due {
+		dropped, err := l.DropTombstoneSegment(ctx, seg)
+		switch {
+		case err != nil:
+			return out, err
+		case !dropped:
+			r.log.Info("tombstone segment busy; dropping it in a later run", "segment", seg)
+			return out, nil
+		}
+	}
 	return out, nil
 }
 

@@ -106,6 +106,8 @@ var (
 	sqlSegmentRotate     = queryOf[segmentRow]("segment_rotate")
 	sqlSegmentsDue       = queryOf[segmentRow]("segments_due")
 	sqlSegmentDrop       = queryOf[removalRow]("segment_drop")
+	sqlTombstoneSegsDue  = queryOf[segmentRow]("tombstone_segments_due")
+	sqlTombstoneSegDrop  = queryOf[droppedRow]("tombstone_segment_drop")
 	sqlLeaseHousekeeping = queryOf[Housekeeping]("lease_housekeeping")
 	sqlCleanupTombstones = queryOf[removedRow]("cleanup_tombstones")
 	sqlCleanupPartitions = queryOf[removedRow]("cleanup_partitions")
@@ -127,6 +129,9 @@ type (
 	}
 	segmentRow struct {
 		Seg int `db:"seg"`
+	}
+	droppedRow struct {
+		Dropped bool `db:"dropped"`
 	}
 	removedRow struct {
 		Removed int64 `db:"removed"`
@@ -351,6 +356,28 @@ func (l *Leader) DropSegment(ctx context.Context, run string, seg int) (counts [
 		counts = append(counts, r.RemovalCount)
 	}
 	return counts, err == nil, err
+}
+
+// DueTombstoneSegments returns the closed tombstone segments whose keys have all expired,
+// oldest first (migration 0024).
+func (l *Leader) DueTombstoneSegments(ctx context.Context) ([]int, error) {
+	rows, err := jobRows(ctx, l, sqlTombstoneSegsDue, pgx.StrictNamedArgs{"now": l.s.nowArg()})
+	out := make([]int, len(rows))
+	for i, r := range rows {
+		out[i] = r.Seg
+	}
+	return out, err
+}
+
+// DropTombstoneSegment drops tombstone segment seg whole, moving to tseg 0 the keys a raised
+// dedup window keeps taken. dropped is false, with nothing changed, when the drop's brief lock
+// was not granted in time (as DropSegment's).
+func (l *Leader) DropTombstoneSegment(ctx context.Context, seg int) (dropped bool, err error) {
+	r, err := jobRow(ctx, l, sqlTombstoneSegDrop, pgx.StrictNamedArgs{"tseg": seg, "now": l.s.nowArg()})
+	if pgCode(err) == codeLockNotAvailable {
+		return false, nil
+	}
+	return r.Dropped && err == nil, err
 }
 
 // EvictionBatch dead-letters and removes at most limit messages older than their queue's

@@ -39,6 +39,7 @@ var readQueries = []rowCheck{
 	rowsOf(sqlTryLock), rowsOf(sqlUnlock), rowsOf(sqlLeaseTake), rowsOf(sqlLeaseRenew), rowsOf(sqlLeaseRelease),
 	rowsOf(sqlJobClaim), rowsOf(sqlRetentionBatch), rowsOf(sqlEvictionBatch),
 	rowsOf(sqlSegmentRotate), rowsOf(sqlSegmentsDue), rowsOf(sqlSegmentDrop),
+	rowsOf(sqlTombstoneSegsDue), rowsOf(sqlTombstoneSegDrop),
 	rowsOf(sqlLeaseHousekeeping), rowsOf(sqlCleanupTombstones), rowsOf(sqlCleanupPartitions), rowsOf(sqlShortestRetention),
 	rowsOf(sqlCleanupHistory), rowsOf(sqlStatsPartitions), rowsOf(sqlStatsRollup),
 	rowsOf(sqlMetricsCluster), rowsOf(sqlStreamSourceQueue),

@@ -75,6 +75,14 @@ func (b *testBundle) retention(limit, partitionCleanupDays int) {
 					return fmt.Errorf("drop segment %d: dropped=%v err=%v", seg, dropped, err)
 				}
 			}
+			if due, err = l.DueTombstoneSegments(b.ctx); err != nil {
+				return err
+			}
+			for _, seg := range due {
+				if dropped, err := l.DropTombstoneSegment(b.ctx, seg); err != nil || !dropped {
+					return fmt.Errorf("drop tombstone segment %d: dropped=%v err=%v", seg, dropped, err)
+				}
+			}
 		}
 		if err := walk(func(after *string) ([]RemovalCount, *string, error) {
 			return l.RetentionBatch(b.ctx, run, limit, after)
@@ -351,30 +359,29 @@ func TestRetentionRunWalksEachPartitionOnce(t *testing.T) {
 	}
 }
 
-// The dedup keys a cleanup removes are those expired by the instant it is given, not by each
-// batch's own clock: a retention run passes its start, so its loop over full batches ends
+// The dedup keys a cleanup of tseg 0 removes (those of messages removed row by row) are those
+// expired by the instant it is given, not by each batch's own clock: a retention run passes its start, so its loop over full batches ends
 // although keys go on expiring as fast as it removes them.
 func TestCleanupTombstonesStopsAtTheGivenInstant(t *testing.T) {
-	storages(t, func(t *testing.T, b *testBundle) {
-		b.configure(b.queue, func(o *mq.QueueOptions) {
-			o.RetentionEnabled, o.RetentionSeconds, o.DedupWindowSeconds = true, 10, 60
-		})
-		b.pushKeys("p", "early")
-		b.clock.Advance(30 * time.Second)
-		b.pushKeys("p", "late")
-		b.clock.Advance(11 * time.Second)
-		b.retention(1000, 30)             // both removed; their keys stay taken until 60 s after each
-		b.clock.Advance(30 * time.Second) // early's key expired 11 s ago, late's expires in 19 s
-		expiredBy := b.clock.Now()
-		b.clock.Advance(time.Hour) // the batches' own clock: every key expired
-		b.lead("retention", func(l *Leader) error {
-			_, err := l.CleanupTombstones(b.ctx, 1000, expiredBy)
-			return err
-		})
-		got := b.texts(`SELECT t.transaction_id FROM dedup_tombstones t JOIN partitions p ON p.id = t.partition_id
-			JOIN queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY 1`, b.queue)
-		if !slices.Equal(got, []string{"late"}) {
-			t.Fatalf("dedup keys left %v, want only late's (expired after the given instant)", got)
-		}
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) {
+		o.RetentionEnabled, o.RetentionSeconds, o.DedupWindowSeconds = true, 10, 60
 	})
+	b.pushKeys("p", "early")
+	b.clock.Advance(30 * time.Second)
+	b.pushKeys("p", "late")
+	b.clock.Advance(11 * time.Second)
+	b.retention(1000, 30)             // both removed; their keys stay taken until 60 s after each
+	b.clock.Advance(30 * time.Second) // early's key expired 11 s ago, late's expires in 19 s
+	expiredBy := b.clock.Now()
+	b.clock.Advance(time.Hour) // the batches' own clock: every key expired
+	b.lead("retention", func(l *Leader) error {
+		_, err := l.CleanupTombstones(b.ctx, 1000, expiredBy)
+		return err
+	})
+	got := b.texts(`SELECT t.transaction_id FROM dedup_tombstones t JOIN partitions p ON p.id = t.partition_id
+		JOIN queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY 1`, b.queue)
+	if !slices.Equal(got, []string{"late"}) {
+		t.Fatalf("dedup keys left %v, want only late's (expired after the given instant)", got)
+	}
 }

@@ -342,3 +342,64 @@ func TestSegmentDropGivesWayToAHolderOfMessages(t *testing.T) {
 		t.Fatalf("stored %v after the later drop, want none", got)
 	}
 }
+
+// The keys a segment drop leaves behind are written to a tombstone segment, which goes whole
+// once every key in it expired (as written); a key whose window was raised since is moved to
+// tseg 0 first and stays taken.
+func TestTombstoneSegmentGoesOnceItsKeysExpire(t *testing.T) {
+	b := setup(t)
+	kept, gone := b.queue+"-raised", b.queue+"-plain"
+	for _, q := range []string{kept, gone} {
+		b.configure(q, func(o *mq.QueueOptions) {
+			o.RetentionEnabled, o.RetentionSeconds, o.DedupWindowSeconds = true, 60, 120
+		})
+	}
+	b.rotateSegments()
+	first := b.pushKeysTo(kept, "p", "k")[0]
+	b.pushKeysTo(gone, "p", "k")
+	b.rotateSegments()
+	b.clock.Advance(61 * time.Second)
+	b.dropDue(0)
+	tsegs := b.texts(`SELECT DISTINCT tseg::text FROM dedup_tombstones`)
+	if len(tsegs) != 1 || tsegs[0] == "0" {
+		t.Fatalf("tombstones in tseg %v, want one tombstone segment", tsegs)
+	}
+	due := func() []int {
+		t.Helper()
+		var out []int
+		b.lead("retention", func(l *Leader) error {
+			var err error
+			out, err = l.DueTombstoneSegments(b.ctx)
+			return err
+		})
+		return out
+	}
+	if d := due(); len(d) != 0 {
+		t.Fatalf("tombstone segments due %v while their keys are taken, want none", d)
+	}
+	b.configure(kept, func(o *mq.QueueOptions) { o.DedupWindowSeconds = 600 })
+	b.clock.Advance(60 * time.Second) // 121 s after the pushes: expired as written
+	d := due()
+	if len(d) != 1 {
+		t.Fatalf("tombstone segments due %v, want one", d)
+	}
+	b.lead("retention", func(l *Leader) error {
+		dropped, err := l.DropTombstoneSegment(b.ctx, d[0])
+		if err == nil && !dropped {
+			err = fmt.Errorf("tombstone segment %d not dropped", d[0])
+		}
+		return err
+	})
+	if got := b.texts(`SELECT tseg::text || ':' || transaction_id FROM dedup_tombstones`); !slices.Equal(got, []string{"0:k"}) {
+		t.Fatalf("tombstones after the drop %v, want the raised queue's key in tseg 0", got)
+	}
+	if r := b.pushRows(row(kept, "p", "k"))[0]; r.Status != mq.StatusDuplicate || r.MessageID != first.MessageID {
+		t.Fatalf("re-push under the raised window: %+v, want a duplicate of %s", r, first.MessageID)
+	}
+	if r := b.pushRows(row(gone, "p", "k"))[0]; r.Status != mq.StatusQueued {
+		t.Fatalf("re-push after the window: %+v, want queued", r)
+	}
+	if n := b.texts(`SELECT relname::text FROM pg_class WHERE relname LIKE 'dedup_tombstones_s%' AND relnamespace = current_schema()::regnamespace`); len(n) != 0 {
+		t.Fatalf("tombstone segment tables %v left", n)
+	}
+}

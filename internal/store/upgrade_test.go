@@ -93,12 +93,13 @@ func TestUpgradeKeepsExistingQueuesInTheDefaultTenant(t *testing.T) {
 }
 
 // A database whose messages table is not partitioned yet upgrades in place: its messages
-// become seg 0 (messages_keep) with their positions, keys and trace records, are served and
-// deduplicated as before, and a message deleted afterwards takes its trace records along, as
+// become seg 0 (messages_keep) with their positions, keys and trace records, its tombstones
+// tseg 0, and they are served and deduplicated as before, and a message deleted afterwards takes its trace records along, as
 // the foreign key did.
 func TestUpgradeKeepsExistingMessagesInSegmentZero(t *testing.T) {
 	const schema = "upgrade_segments"
 	migrateTo(t, schema, 22)
+	gone := uuid.NewString() // a removed message whose key is still taken
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, testDSN)
 	if err != nil {
@@ -118,6 +119,8 @@ func TestUpgradeKeepsExistingMessagesInSegmentZero(t *testing.T) {
 		"INSERT INTO traces (id, partition_id, transaction_id, consumer_group, event_type, worker_id, created_at) VALUES " +
 			"('" + uuid.NewString() + "', '" + pid + "', 'k1', '__QUEUE_MODE__', 'info', 'w', now()), " +
 			"('" + uuid.NewString() + "', '" + pid + "', 'k2', '__QUEUE_MODE__', 'info', 'w', now())",
+		"INSERT INTO dedup_tombstones (partition_id, transaction_id, message_id, created_at) VALUES " +
+			"('" + pid + "', 'removed', '" + gone + "', now())",
 	} {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -136,9 +139,11 @@ func TestUpgradeKeepsExistingMessagesInSegmentZero(t *testing.T) {
 		t.Fatalf("pop after the upgrade: %+v, %v; want k1, k2", msgs, err)
 	}
 	res, err := s.Push(ctx, []PushRow{{Queue: "legacy", Partition: "p", Key: "k3", ID: uuid.NewString(), Payload: []byte(`{}`)},
-		{Queue: "legacy", Partition: "p", Key: "k4", ID: uuid.NewString(), Payload: []byte(`{}`)}})
-	if err != nil || len(res) != 2 || res[0].Status != "duplicate" || res[1].Status != "queued" {
-		t.Fatalf("a push of a stored key and a new one after the upgrade: %+v, %v; want duplicate, then queued", res, err)
+		{Queue: "legacy", Partition: "p", Key: "k4", ID: uuid.NewString(), Payload: []byte(`{}`)},
+		{Queue: "legacy", Partition: "p", Key: "removed", ID: uuid.NewString(), Payload: []byte(`{}`)}})
+	if err != nil || len(res) != 3 || res[0].Status != "duplicate" || res[1].Status != "queued" ||
+		res[2].Status != "duplicate" || res[2].MessageID != gone {
+		t.Fatalf("a push of a stored key, a new one and a removed one after the upgrade: %+v, %v; want duplicate, queued, duplicate of %s", res, err, gone)
 	}
 	msgs, err = s.Pop(ctx, PopRequest{Queue: "legacy", Group: "__QUEUE_MODE__", Batch: 10, Partitions: 1, AutoAck: true})
 	if err != nil || len(msgs) != 2 || msgs[0].TransactionID != "k3" || msgs[1].TransactionID != "k4" {

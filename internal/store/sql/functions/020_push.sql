@@ -121,7 +121,8 @@ BEGIN
         (SELECT m.id FROM messages m WHERE m.partition_id = p_pid AND m.transaction_id = p_key),
         (SELECT t.message_id FROM dedup_tombstones t
          WHERE t.partition_id = p_pid AND t.transaction_id = p_key
-           AND t.created_at + v_dw * interval '1 second' > v_now));
+           AND t.created_at + v_dw * interval '1 second' > v_now
+         ORDER BY t.created_at DESC LIMIT 1));
     IF v_mid IS NOT NULL THEN
         v_st := 'taken';
     ELSIF v_max = 0 OR p_uncapped OR qg_unconsumed_count(v_qid) + 1 <= v_max THEN
@@ -277,7 +278,8 @@ BEGIN
                    (SELECT m.id FROM messages m WHERE m.partition_id = it.pid AND m.transaction_id = it.k),
                    (SELECT t.message_id FROM dedup_tombstones t
                     WHERE t.partition_id = it.pid AND t.transaction_id = it.k
-                      AND t.created_at + it.dw * interval '1 second' > v_now)) END AS existing
+                      AND t.created_at + it.dw * interval '1 second' > v_now
+                    ORDER BY t.created_at DESC LIMIT 1)) END AS existing
         FROM items it
     ), fresh AS MATERIALIZED (
         SELECT f.*, (f.dup_rank = 1 AND f.existing IS NULL) AS is_new,

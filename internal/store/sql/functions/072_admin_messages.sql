@@ -192,7 +192,7 @@ BEGIN
     DELETE FROM dlq d WHERE d.partition_id = p_pid AND d.message_id = v_id;
     INSERT INTO dedup_tombstones (partition_id, transaction_id, message_id, created_at)
     VALUES (p_pid, p_key, v_id, v_created)
-    ON CONFLICT (partition_id, transaction_id)
+    ON CONFLICT (partition_id, transaction_id, tseg)
     DO UPDATE SET message_id = EXCLUDED.message_id, created_at = EXCLUDED.created_at;
     RETURN true;
 END $$;

@@ -29,7 +29,7 @@ RETURNS void LANGUAGE sql AS $$
     JOIN partitions p ON p.id = g.partition_id
     JOIN queues q ON q.id = p.queue_id
     WHERE g.created_at + q.dedup_window_seconds * interval '1 second' > p_now
-    ON CONFLICT (partition_id, transaction_id)
+    ON CONFLICT (partition_id, transaction_id, tseg)
     DO UPDATE SET message_id = EXCLUDED.message_id, created_at = EXCLUDED.created_at;
 $$;
 
@@ -346,12 +346,13 @@ BEGIN
     RETURN NEXT;
 END $$;
 
--- Removes at most p_limit dedup tombstones whose window has ended (docs/api/concepts.md §4.3).
+-- Removes at most p_limit dedup tombstones of tseg 0 whose window has ended (docs/api/concepts.md
+-- §4.3); the tombstone segments go whole (qg_tombstone_segment_drop).
 CREATE OR REPLACE FUNCTION qg_cleanup_tombstones(p_limit integer, p_now timestamptz)
 RETURNS bigint LANGUAGE sql AS $$
     WITH doomed AS (
         SELECT t.partition_id, t.transaction_id
-        FROM dedup_tombstones t
+        FROM dedup_tombstones_keep t
         JOIN partitions p ON p.id = t.partition_id
         JOIN queues q ON q.id = p.queue_id
         -- The first bound lets the created_at index narrow the scan.
@@ -360,7 +361,7 @@ RETURNS bigint LANGUAGE sql AS $$
           AND t.created_at + q.dedup_window_seconds * interval '1 second' <= coalesce(p_now, clock_timestamp())
         LIMIT p_limit
     ), gone AS (
-        DELETE FROM dedup_tombstones t USING doomed d
+        DELETE FROM dedup_tombstones_keep t USING doomed d
         WHERE t.partition_id = d.partition_id AND t.transaction_id = d.transaction_id
         RETURNING 1
     )

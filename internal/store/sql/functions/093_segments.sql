@@ -64,7 +64,7 @@ DECLARE
     v_kind text[];
     v_n    bigint[];
     v_unc  bigint[];
-    v_try  integer;
+    v_tseg integer;
 BEGIN
     PERFORM pg_advisory_xact_lock(qg_job_lock_key('segments'));
     IF NOT EXISTS (SELECT 1 FROM message_segments s WHERE s.seg = p_seg AND s.closed_at IS NOT NULL) THEN
@@ -115,15 +115,24 @@ BEGIN
                  count(*) AS n, count(*) FILTER (WHERE r.unc AND r.aged) AS unc
           FROM qg_segment_rows r WHERE r.gone GROUP BY 1, 2) c;
 
-    -- What the dropped rows leave behind: keys still taken, and nothing else.
-    INSERT INTO dedup_tombstones (partition_id, transaction_id, message_id, created_at)
-    SELECT m.partition_id, m.transaction_id, m.id, m.created_at
-    FROM messages m
-    JOIN partitions p ON p.id = m.partition_id
-    JOIN queue_rows q ON q.id = p.queue_id
-    WHERE m.seg = p_seg AND m.created_at + q.dedup_window_seconds * interval '1 second' > v_now
-    ON CONFLICT (partition_id, transaction_id)
-    DO UPDATE SET message_id = EXCLUDED.message_id, created_at = EXCLUDED.created_at;
+    -- What the dropped rows leave behind: keys still taken, in the open tombstone segment, whose
+    -- expiry moves to the last of theirs; and nothing else.
+    v_tseg := qg_tombstone_segment_open(v_now);
+    WITH keys AS MATERIALIZED (
+        SELECT m.partition_id, m.transaction_id, m.id, m.created_at,
+               m.created_at + q.dedup_window_seconds * interval '1 second' AS expires
+        FROM messages m
+        JOIN partitions p ON p.id = m.partition_id
+        JOIN queue_rows q ON q.id = p.queue_id
+        WHERE m.seg = p_seg AND m.created_at + q.dedup_window_seconds * interval '1 second' > v_now
+    ), written AS (
+        INSERT INTO dedup_tombstones (partition_id, transaction_id, message_id, created_at, tseg)
+        SELECT k.partition_id, k.transaction_id, k.id, k.created_at, v_tseg FROM keys k
+        ON CONFLICT (partition_id, transaction_id, tseg)
+        DO UPDATE SET message_id = EXCLUDED.message_id, created_at = EXCLUDED.created_at
+    )
+    UPDATE dedup_segments d SET expires_at = greatest(d.expires_at, (SELECT max(k.expires) FROM keys k))
+    WHERE d.tseg = v_tseg;
     DELETE FROM traces t USING messages m
     WHERE m.seg = p_seg AND t.partition_id = m.partition_id AND t.transaction_id = m.transaction_id;
     DELETE FROM skip_marks k USING qg_segment_rows r
@@ -131,15 +140,28 @@ BEGIN
     DELETE FROM requeued x USING qg_segment_rows r
     WHERE r.gone AND x.partition_id = r.pid AND x.position = r.pos;
 
-    -- The drop: ACCESS EXCLUSIVE on messages, asked for at most 50 ms at a time (while the
-    -- request waits for the statements in flight, every new one queues behind it), a few
-    -- times, with pauses that let the queue drain. Each failed attempt is undone alone (its
-    -- block's subtransaction); after the last, the whole drop is (lock_not_available).
+    PERFORM qg_drop_table_briefly(v_tab);
+    DELETE FROM message_segments s WHERE s.seg = p_seg;
+
+    IF v_pids IS NOT NULL THEN
+        RETURN QUERY SELECT * FROM qg_record_counts(p_run, v_pids, v_kind, v_n, v_unc,
+            array_fill(0::bigint, ARRAY[cardinality(v_pids)]), v_now);
+    END IF;
+END $$;
+
+-- Drops table p_table, a partition, whose drop takes ACCESS EXCLUSIVE on its parent: asked for
+-- at most 50 ms at a time (while the request waits for the statements in flight, every new one
+-- queues behind it), six times, with pauses of 100 ms that let the queue drain. Each failed try
+-- is undone alone (its block's subtransaction); the last one's lock_not_available rolls back
+-- the caller's transaction, which a later run does again.
+CREATE OR REPLACE FUNCTION qg_drop_table_briefly(p_table text)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
     PERFORM set_config('lock_timeout', '50ms', true);
     FOR v_try IN 1..6 LOOP
         BEGIN
-            EXECUTE format('DROP TABLE %I', v_tab);
-            EXIT;
+            EXECUTE format('DROP TABLE %I', p_table);
+            RETURN;
         EXCEPTION WHEN lock_not_available THEN
             IF v_try = 6 THEN
                 RAISE;
@@ -147,10 +169,67 @@ BEGIN
             PERFORM pg_sleep(0.1);
         END;
     END LOOP;
-    DELETE FROM message_segments s WHERE s.seg = p_seg;
+END $$;
 
-    IF v_pids IS NOT NULL THEN
-        RETURN QUERY SELECT * FROM qg_record_counts(p_run, v_pids, v_kind, v_n, v_unc,
-            array_fill(0::bigint, ARRAY[cardinality(v_pids)]), v_now);
+-- The open tombstone segment, opened first when none is, or when the open one is older than a
+-- quarter of the longest dedup window of the queues with retention (at least a minute): about
+-- five tombstone segments live at a time, each dropped once every key in it expired.
+CREATE OR REPLACE FUNCTION qg_tombstone_segment_open(p_now timestamptz)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+    v_open  dedup_segments;
+    v_width interval := greatest(interval '1 minute',
+        (SELECT coalesce(max(q.dedup_window_seconds), 0) FROM queue_rows q WHERE q.retention_enabled)
+        * interval '1 second' / 4);
+    v_next  integer;
+BEGIN
+    SELECT * INTO v_open FROM dedup_segments d WHERE d.closed_at IS NULL;
+    IF FOUND AND v_open.opened_at > p_now - v_width THEN
+        RETURN v_open.tseg;
     END IF;
+    UPDATE dedup_segments d SET closed_at = p_now WHERE d.closed_at IS NULL;
+    v_next := nextval('dedup_segments_seq');
+    EXECUTE format('CREATE TABLE %I (LIKE dedup_tombstones INCLUDING DEFAULTS)', 'dedup_tombstones_s' || v_next);
+    EXECUTE format('ALTER TABLE dedup_tombstones ATTACH PARTITION %I FOR VALUES IN (%s)',
+                   'dedup_tombstones_s' || v_next, v_next);
+    INSERT INTO dedup_segments (tseg, opened_at, expires_at) VALUES (v_next, p_now, p_now);
+    RETURN v_next;
+END $$;
+
+-- The tombstone segments whose keys had all expired by p_now, as written, oldest first: the
+-- closed ones, and the open one once it is a minute old (no drop may be writing into it: both
+-- run under the segments lock; the next drop that has keys opens another).
+CREATE OR REPLACE FUNCTION qg_tombstone_segments_due(p_now timestamptz)
+RETURNS SETOF integer LANGUAGE sql STABLE AS $$
+    SELECT d.tseg FROM dedup_segments d
+    WHERE d.expires_at <= coalesce(p_now, clock_timestamp())
+      AND (d.closed_at IS NOT NULL OR d.opened_at <= coalesce(p_now, clock_timestamp()) - interval '1 minute')
+    ORDER BY d.tseg;
+$$;
+
+-- Drops tombstone segment p_tseg whole. Keys a window raised since keeps taken move to tseg 0
+-- first (replacing an older tombstone of the same key there). Locks as qg_segment_drop.
+CREATE OR REPLACE FUNCTION qg_tombstone_segment_drop(p_tseg integer, p_now timestamptz)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    v_now timestamptz := coalesce(p_now, clock_timestamp());
+    v_tab text := 'dedup_tombstones_s' || p_tseg;
+BEGIN
+    PERFORM pg_advisory_xact_lock(qg_job_lock_key('segments'));
+    IF NOT EXISTS (SELECT 1 FROM dedup_segments d WHERE d.tseg = p_tseg) THEN
+        RETURN true; -- dropped meanwhile
+    END IF;
+    EXECUTE format('LOCK TABLE %I IN EXCLUSIVE MODE', v_tab);
+    CREATE TEMP TABLE qg_tombstones_kept (partition_id uuid, transaction_id text) ON COMMIT DROP;
+    INSERT INTO qg_tombstones_kept (partition_id, transaction_id)
+    SELECT t.partition_id, t.transaction_id FROM dedup_tombstones t
+    JOIN partitions p ON p.id = t.partition_id JOIN queue_rows q ON q.id = p.queue_id
+    WHERE t.tseg = p_tseg AND t.created_at + q.dedup_window_seconds * interval '1 second' > v_now;
+    DELETE FROM dedup_tombstones_keep k USING qg_tombstones_kept x
+    WHERE k.partition_id = x.partition_id AND k.transaction_id = x.transaction_id;
+    UPDATE dedup_tombstones t SET tseg = 0 FROM qg_tombstones_kept x
+    WHERE t.tseg = p_tseg AND t.partition_id = x.partition_id AND t.transaction_id = x.transaction_id;
+    PERFORM qg_drop_table_briefly(v_tab);
+    DELETE FROM dedup_segments d WHERE d.tseg = p_tseg;
+    RETURN true;
 END $$;

@@ -46,6 +46,12 @@ SELECT coalesce(queue_name, '') AS queue, coalesce(partition_name, '') AS partit
        unconsumed AS unconsumed, dead_lettered AS dead_lettered, coalesce(queue_tenant, '') AS tenant, NULL::uuid AS walked_to
 FROM qg_segment_drop(p_run => @run::uuid, p_seg => @seg, p_now => @now)
 
+-- name: tombstone_segments_due
+SELECT s AS seg FROM qg_tombstone_segments_due(p_now => @now) s
+
+-- name: tombstone_segment_drop
+SELECT qg_tombstone_segment_drop(p_tseg => @tseg, p_now => @now) AS dropped
+
 -- The shortest retention of any queue of any tenant with retention enabled, in seconds (0: none).
 -- name: shortest_retention
 SELECT coalesce(min(least(nullif(q.retention_seconds, 0), nullif(q.completed_retention_seconds, 0))), 0)::bigint AS seconds
