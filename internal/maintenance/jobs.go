@@ -57,32 +57,35 @@ func (r *Runner) segments(ctx context.Context, l *store.Leader, run string) ([]s
 		return nil, err
 	}
 	var out []store.RemovalCount
-	for _, seg := range due {
+	busy, err := r.dropEach(due, "message segment", func(seg int) (bool, error) {
 		counts, dropped, err := l.DropSegment(ctx, run, seg)
 		out = append(out, counts...)
-		switch {
-		case err != nil:
-			return out, err
-		case !dropped:
-			r.log.Info("message segment busy; dropping it in a later run", "segment", seg)
-			return out, nil
-		}
-	}
-	due, err = l.DueTombstoneSegments(ctx)
-	if err != nil {
+		return dropped, err
+	})
+	if err != nil || busy {
 		return out, err
 	}
+	if due, err = l.DueTombstoneSegments(ctx); err != nil {
+		return out, err
+	}
+	_, err = r.dropEach(due, "tombstone segment", func(seg int) (bool, error) { return l.DropTombstoneSegment(ctx, seg) })
+	return out, err
+}
+
+// dropEach drops the segments due, oldest first, until one fails or is busy (its brief lock not
+// granted: the later ones would wait on the same holder), which it logs and reports as busy.
+func (r *Runner) dropEach(due []int, what string, drop func(seg int) (dropped bool, err error)) (busy bool, err error) {
 	for _, seg := range due {
-		dropped, err := l.DropTombstoneSegment(ctx, seg)
+		dropped, err := drop(seg)
 		switch {
 		case err != nil:
-			return out, err
+			return false, err
 		case !dropped:
-			r.log.Info("tombstone segment busy; dropping it in a later run", "segment", seg)
-			return out, nil
+			r.log.Info(what+" busy; dropping it in a later run", "segment", seg)
+			return true, nil
 		}
 	}
-	return out, nil
+	return false, nil
 }
 
 // retention applies the retention rules batch by batch (docs/api/concepts.md §11), then removes

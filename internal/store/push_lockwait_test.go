@@ -46,17 +46,7 @@ func TestPushWaitingOnAHeldPartitionWritesAfterTheHolder(t *testing.T) {
 				res, err := b.s.Push(b.ctx, rows)
 				done <- answer{res, err}
 			}()
-			testkit.Eventually(t, 5*time.Minute, 10*time.Millisecond, func() error {
-				var n int
-				if err := b.s.pool.QueryRow(b.ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'
-					AND transactionid::text::bigint = $1 % 4294967296`, xid).Scan(&n); err != nil {
-					return err
-				}
-				if n == 0 {
-					return fmt.Errorf("the push does not wait for the holder yet")
-				}
-				return nil
-			})
+			waitForWaiterOn(t, b, xid, "the push")
 			if commit {
 				err = tx.Commit(b.ctx)
 			} else {
@@ -103,4 +93,21 @@ func TestPushWaitingOnAHeldPartitionWritesAfterTheHolder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitForWaiterOn waits until some session waits for transaction xid (a row lock it holds);
+// who names the waiter expected, for the message while there is none.
+func waitForWaiterOn(t *testing.T, b *testBundle, xid int64, who string) {
+	t.Helper()
+	testkit.Eventually(t, 5*time.Minute, 10*time.Millisecond, func() error {
+		var n int
+		if err := b.s.pool.QueryRow(b.ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'
+			AND transactionid::text::bigint = $1 % 4294967296`, xid).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("%s does not wait yet", who)
+		}
+		return nil
+	})
 }

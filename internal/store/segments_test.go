@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -168,127 +167,30 @@ func TestSegmentsUnderLoadLoseNothing(t *testing.T) {
 		o.RetentionEnabled, o.CompletedRetentionSeconds, o.LeaseTime = true, 1, 3600
 	})
 	b.rotateSegments()
-	const partitions, perPartition, consumers = 4, 60, 4
-	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
-	defer cancel()
-	errs := make(chan error, partitions+consumers+1)
-	var producers, rest sync.WaitGroup
-	for p := range partitions {
-		producers.Go(func() {
-			for i := range perPartition {
-				r := row(b.queue, fmt.Sprintf("p%d", p), fmt.Sprintf("p%d-%03d", p, i))
-				res, err := b.s.Push(ctx, []PushRow{r})
-				if err == nil && res[0].Status != mq.StatusQueued {
-					err = fmt.Errorf("push %s: %+v", r.Key, res[0])
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	done := make(chan struct{})
-	var mu sync.Mutex
-	got := map[string][]string{} // partition -> keys in delivery order
-	total := 0
-	stopped := func() bool {
-		select {
-		case <-done:
-			return true
-		default:
-			return false
-		}
-	}
-	for range consumers {
-		rest.Go(func() {
-			for !stopped() {
-				r := b.req(PopRequest{})
-				msgs, err := b.s.Pop(ctx, r)
-				if err != nil {
-					errs <- err
-					return
-				}
-				if len(msgs) == 0 {
-					continue
-				}
-				m := msgs[0]
-				mu.Lock() // while the lease is held: the delivery order (see TestCompactHotSetsUnderLoadLoseNothing)
-				got[m.Partition] = append(got[m.Partition], m.TransactionID)
-				mu.Unlock()
-				res, err := b.s.Ack(ctx, []mq.AckItem{{PartitionID: m.PartitionID, TransactionID: m.TransactionID,
-					Group: r.Group, Status: mq.AckCompleted, LeaseID: r.LeaseID}})
-				if err == nil && !res[0].Success {
-					err = fmt.Errorf("ack %s: %+v", m.TransactionID, res[0])
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				mu.Lock()
-				total++
-				if total == partitions*perPartition {
-					close(done)
-				}
-				mu.Unlock()
-			}
-		})
-	}
 	drops := 0
-	rest.Go(func() {
-		for !stopped() {
-			err := func() error {
-				led, err := b.s.TryLead(ctx, "retention", func(l *Leader) error {
-					if _, err := l.RotateSegments(ctx, 0, true); err != nil {
-						return err
-					}
-					b.clock.Advance(2 * time.Second)
-					due, err := l.DueSegments(ctx, 0)
-					for _, seg := range due {
-						if _, dropped, err := l.DropSegment(ctx, uuid.NewString(), seg); err != nil {
-							return err
-						} else if dropped {
-							drops++
-						}
-					}
-					return err
-				})
-				if err == nil && !led {
-					err = fmt.Errorf("retention not led")
-				}
+	deliverOnceInOrderBeside(t, b, func(ctx context.Context) error {
+		led, err := b.s.TryLead(ctx, "retention", func(l *Leader) error {
+			if _, err := l.RotateSegments(ctx, 0, true); err != nil {
 				return err
-			}()
-			if err != nil {
-				errs <- err
-				return
 			}
+			b.clock.Advance(2 * time.Second)
+			due, err := l.DueSegments(ctx, 0)
+			for _, seg := range due {
+				_, dropped, err := l.DropSegment(ctx, uuid.NewString(), seg)
+				if err != nil {
+					return err
+				}
+				if dropped {
+					drops++
+				}
+			}
+			return err
+		})
+		if err == nil && !led {
+			err = fmt.Errorf("retention not led")
 		}
+		return err
 	})
-	producers.Wait()
-	finished := make(chan struct{})
-	go func() { rest.Wait(); close(finished) }()
-	select {
-	case <-finished:
-	case err := <-errs:
-		cancel()
-		t.Fatal(err)
-	case <-ctx.Done():
-		t.Fatalf("consumed %d of %d messages before the deadline", total, partitions*perPartition)
-	}
-	select {
-	case err := <-errs:
-		t.Fatal(err)
-	default:
-	}
-	for p := range partitions {
-		var want []string
-		for i := range perPartition {
-			want = append(want, fmt.Sprintf("p%d-%03d", p, i))
-		}
-		if k := fmt.Sprintf("p%d", p); !slices.Equal(got[k], want) {
-			t.Errorf("partition %s delivered %v, want %v", k, got[k], want)
-		}
-	}
 	if drops < 3 {
 		t.Errorf("only %d segments were dropped during the load", drops)
 	}

@@ -1,12 +1,9 @@
 package store
 
 import (
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/queen-go/queen/internal/mq"
-	"github.com/queen-go/queen/internal/testkit"
 )
 
 // PostgreSQL breaks a deadlock by rolling back one of its transactions, which then changed
@@ -43,17 +40,7 @@ func TestTransactionRetriesADeadlockVictim(t *testing.T) {
 		res, err := b.txn([]string{src.LeaseID}, txnAck(src, 0), row(b.queue, "o", "out-m1"))
 		done <- answer{res, err}
 	}()
-	testkit.Eventually(t, 5*time.Minute, 10*time.Millisecond, func() error {
-		var n int
-		if err := b.s.pool.QueryRow(b.ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'
-			AND transactionid::text::bigint = $1 % 4294967296`, xid).Scan(&n); err != nil {
-			return err
-		}
-		if n == 0 {
-			return fmt.Errorf("the transaction does not wait for the consumer row yet")
-		}
-		return nil
-	})
+	waitForWaiterOn(t, b, xid, "the transaction")
 	// The cycle: this waits for the call, which waits for this session.
 	if _, err := tx.Exec(b.ctx, `SELECT 1 FROM partitions WHERE id = $1 FOR NO KEY UPDATE`, outPID); err != nil {
 		t.Fatalf("the other session was the deadlock's victim: %v", err)
