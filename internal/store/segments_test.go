@@ -245,6 +245,58 @@ func TestSegmentDropGivesWayToAHolderOfMessages(t *testing.T) {
 	}
 }
 
+// A rotation never lands between two writes of one transaction: a transaction that pushed
+// into the open segment holds off the rotation (which gives up within its tries and keeps the
+// open segment open), so its next push finds the segment it can route to. Without the lock the
+// rotation committed at once, the second push read the new segment as the open one, and its
+// session, holding messages locked since the first push, still had the old partition list:
+// "no partition of relation messages found for row" (seen under the steady run, where a
+// rotation's commit met a push call in the moment before its invalidations went out).
+func TestRotationWaitsForAWriterOfMessages(t *testing.T) {
+	b := setup(t)
+	b.configure(b.queue, func(o *mq.QueueOptions) { o.RetentionEnabled, o.RetentionSeconds = true, 60 })
+	b.pushKeys("p", "created") // the partition exists: the raw pushes below resolve it
+	first := b.rotateSegments()
+
+	writer := schemaConn(t, b.ctx)
+	tx, err := writer.Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(b.ctx) //nolint:errcheck // after the commit, a no-op
+	push := func(key string) {
+		t.Helper()
+		c := pushColumns([]PushRow{row(b.queue, "p", key)})
+		args := pushArgs{Queues: c.pairQueues, Partitions: c.pairParts, PairOf: c.pairOf, Keys: c.keys, IDs: c.ids,
+			Payloads: c.payloads, Encrypted: c.encrypted, Subs: c.subs, Uncapped: c.uncapped, Now: b.s.nowArg()}
+		rows, err := tx.Query(b.ctx, sqlPush, args.args()...)
+		if err == nil {
+			rows.Close()
+			err = rows.Err()
+		}
+		if err != nil {
+			t.Fatalf("push %s in the writer's transaction: %v", key, err)
+		}
+	}
+	push("before")
+	if got := b.rotateSegments(); got != first {
+		t.Errorf("the rotation opened segment %d while a writer's transaction was open; want %d kept open", got, first)
+	}
+	push("after")
+	if err := tx.Commit(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	next := b.rotateSegments()
+	if next == first {
+		t.Fatalf("the rotation after the writer committed kept segment %d open", first)
+	}
+	b.pushKeys("p", "later")
+	if got, want := b.segOf(), map[string]int{"created": 0, "before": first, "after": first, "later": next}; !maps.Equal(got, want) {
+		t.Fatalf("segments %v, want %v", got, want)
+	}
+	b.mustPop(PopRequest{Queue: b.queue, Batch: 10}, "created", "before", "after", "later")
+}
+
 // The keys a segment drop leaves behind are written to a tombstone segment, which goes whole
 // once every key in it expired (as written); a key whose window was raised since is moved to
 // tseg 0 first and stays taken.

@@ -61,6 +61,10 @@ RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
 DECLARE
     v_limit bigint;
 BEGIN
+    -- Shared against a rotation attaching the next segment, before anything reads messages:
+    -- the open segment read later is then one this session's partition list of messages holds
+    -- (qg_segment_open_lock, 093_segments.sql).
+    PERFORM pg_advisory_xact_lock_shared(qg_job_lock_key('segment_open'));
     -- The tenant's stored-messages limit (130_tenant_limits.sql): its row locked before the
     -- push's own locks, the count checked after the writes; a replay of spooled pushes (every
     -- item uncapped) was accepted when it was spooled and is not checked.

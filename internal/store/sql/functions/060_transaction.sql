@@ -84,6 +84,9 @@ DECLARE
     v_pos   bigint; -- a single completed ack: its message's position and queue
     v_qname text;
 BEGIN
+    -- Before anything reads messages: its pushes' open segment and every later read of
+    -- messages see no rotation or all of one (qg_segment_open_lock, 093_segments.sql).
+    PERFORM pg_advisory_xact_lock_shared(qg_job_lock_key('segment_open'));
     -- Step 6: every ack must name a stored message; checked before anything is created.
     -- A message of another tenant's queue counts as unknown, so nothing about it leaks
     -- (docs/api/concepts.md §14: reported exactly as QTXN).
@@ -156,8 +159,10 @@ END $$;
 
 -- qg_transaction is the call as one JSON object, read by name into qg_txn_call: a key the type
 -- lacks is ignored and a field the object lacks is NULL, so the Go side's keys are checked
--- against the type's fields (TestJSONCallsMatchTheirTypes).
+-- against the type's fields (TestJSONCallsMatchTheirTypes). PL/pgSQL: as an SQL function (not
+-- inlined, being volatile) its body was planned again on every call.
 CREATE OR REPLACE FUNCTION qg_transaction(p_call jsonb)
-RETURNS SETOF qg_txn_result LANGUAGE sql AS $$
-    SELECT * FROM qg_transaction_run(jsonb_populate_record(NULL::qg_txn_call, p_call))
-$$;
+RETURNS SETOF qg_txn_result LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN QUERY SELECT * FROM qg_transaction_run(jsonb_populate_record(NULL::qg_txn_call, p_call));
+END $$;

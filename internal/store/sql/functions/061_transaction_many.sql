@@ -76,6 +76,9 @@ DECLARE
     v_msg      text;
     v_detail   text;
 BEGIN
+    -- Before anything reads messages: its pushes' open segment and every later read of
+    -- messages see no rotation or all of one (qg_segment_open_lock, 093_segments.sql).
+    PERFORM pg_advisory_xact_lock_shared(qg_job_lock_key('segment_open'));
     -- Which requests run, and what they lock. Each request's partition ids: known ones as
     -- given, the others resolved by name (two unique-index lookups each, as qg_partition_ids;
     -- coalesce skips the lookup of a known id). The ids locked here are the ones the request

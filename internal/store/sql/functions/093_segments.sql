@@ -19,15 +19,56 @@ BEGIN
     IF FOUND AND p_active AND v_open.opened_at > v_now - p_width THEN
         RETURN v_open.seg;
     END IF;
-    UPDATE message_segments s SET closed_at = v_now WHERE s.closed_at IS NULL;
     IF NOT p_active THEN
+        UPDATE message_segments s SET closed_at = v_now WHERE s.closed_at IS NULL;
         RETURN 0;
     END IF;
+    -- Writers wait while the next segment is attached and opened (qg_segment_open_lock); when
+    -- the ones in flight do not let go in time, the open segment stays open until a later run.
+    IF NOT qg_segment_open_lock() THEN
+        RETURN coalesce(v_open.seg, 0);
+    END IF;
+    UPDATE message_segments s SET closed_at = v_now WHERE s.closed_at IS NULL;
     v_next := nextval('message_segments_seq');
     EXECUTE format('CREATE TABLE %I (LIKE messages INCLUDING DEFAULTS)', 'messages_s' || v_next);
     EXECUTE format('ALTER TABLE messages ATTACH PARTITION %I FOR VALUES IN (%s)', 'messages_s' || v_next, v_next);
     INSERT INTO message_segments (seg, opened_at) VALUES (v_next, v_now);
     RETURN v_next;
+END $$;
+
+-- Takes the segment-open lock exclusively for the rest of the transaction, asked for at most
+-- 50 ms at a time, six times, 100 ms apart (as qg_drop_table_briefly); false when not granted.
+--
+-- Why writers hold it shared (qg_push_items, qg_transaction_run, qg_transaction_many): a
+-- rotation attaches the next segment and makes it the open one in one transaction, and
+-- PostgreSQL makes a commit visible to other sessions' snapshots a moment before it sends the
+-- catalog invalidations of the tables it changed (they go out before its locks are released).
+-- ATTACH PARTITION takes only SHARE UPDATE EXCLUSIVE on messages, which a writer's locks do not
+-- conflict with, so in that moment a writer could read the new segment as the open one from
+-- message_segments while its cached partition list of messages still lacked it: "no partition
+-- of relation messages found for row" (seen once in 2.4 million messages of the steady run).
+-- The same held for a call that wrote messages before a rotation committed and again after
+-- it, in one transaction (its lock on messages already held, nothing refreshed its cache).
+-- Holding this lock shared from before their first statement on messages until they commit,
+-- writers see either no rotation or all of one: one that ended before their lock was granted,
+-- its invalidations sent, which their next lock on a table takes in.
+CREATE OR REPLACE FUNCTION qg_segment_open_lock()
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    v_was text := current_setting('lock_timeout');
+BEGIN
+    PERFORM set_config('lock_timeout', '50ms', true);
+    FOR v_try IN 1..6 LOOP
+        BEGIN
+            PERFORM pg_advisory_xact_lock(qg_job_lock_key('segment_open'));
+            PERFORM set_config('lock_timeout', v_was, true);
+            RETURN true;
+        EXCEPTION WHEN lock_not_available THEN
+            PERFORM pg_sleep(0.1);
+        END;
+    END LOOP;
+    PERFORM set_config('lock_timeout', v_was, true);
+    RETURN false;
 END $$;
 
 -- The closed segments whose turn to go has come: closed at least p_hold ago, oldest first.
