@@ -99,7 +99,8 @@ var tenantRoutes = map[string]tenantRouteCase{
 
 var (
 	tenantUUID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	tenantTime = regexp.MustCompile(`"\d{4}-\d\d-\d\dT[0-9:.]+Z?"|\d{13}`)
+	// times, and the stats' age in seconds, which can tick between the two requests compared
+	tenantTime = regexp.MustCompile(`"\d{4}-\d\d-\d\dT[0-9:.]+Z?"|\d{13}|"statsAge":\d+`)
 )
 
 // Every route addressed by tenant B with tenant A's names and ids answers exactly as the same
