@@ -77,7 +77,10 @@ DECLARE
     v_detail   text;
 BEGIN
     -- Before anything reads messages: its pushes' open segment and every later read of
-    -- messages see no rotation or all of one (qg_segment_open_lock, 093_segments.sql).
+    -- messages see no rotation or all of one (qg_segment_open_lock, 093_segments.sql). Taken
+    -- here, outside the requests' blocks: the shared lock each request's qg_transaction_run
+    -- takes inside its block goes when that request fails (its subtransaction is rolled back,
+    -- locks and all), while the requests before it stay written in this transaction.
     PERFORM pg_advisory_xact_lock_shared(qg_job_lock_key('segment_open'));
     -- Which requests run, and what they lock. Each request's partition ids: known ones as
     -- given, the others resolved by name (two unique-index lookups each, as qg_partition_ids;

@@ -37,7 +37,7 @@ BEGIN
 END $$;
 
 -- Takes the segment-open lock exclusively for the rest of the transaction, asked for at most
--- 50 ms at a time, six times, 100 ms apart (as qg_drop_table_briefly); false when not granted.
+-- 50 ms at a time, six times, 100 ms apart (qg_briefly); false when not granted.
 --
 -- Why writers hold it shared (qg_push_items, qg_transaction_run, qg_transaction_many): a
 -- rotation attaches the next segment and makes it the open one in one transaction, and
@@ -54,17 +54,31 @@ END $$;
 -- its invalidations sent, which their next lock on a table takes in.
 CREATE OR REPLACE FUNCTION qg_segment_open_lock()
 RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN qg_briefly(format('SELECT pg_advisory_xact_lock(%s)', qg_job_lock_key('segment_open')));
+END $$;
+
+-- Runs p_statement, which takes a lock that writers in flight may hold, asking for the lock at
+-- most 50 ms at a time (while a request waits for the statements in flight, every new one
+-- queues behind it), six times, with pauses of 100 ms that let the queue drain; true when it
+-- ran, false when the lock was not granted. Each failed try is undone alone (its block's
+-- subtransaction); a successful one keeps its lock until the caller's transaction ends. The
+-- caller's lock_timeout is restored either way.
+CREATE OR REPLACE FUNCTION qg_briefly(p_statement text)
+RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
     v_was text := current_setting('lock_timeout');
 BEGIN
     PERFORM set_config('lock_timeout', '50ms', true);
     FOR v_try IN 1..6 LOOP
         BEGIN
-            PERFORM pg_advisory_xact_lock(qg_job_lock_key('segment_open'));
+            EXECUTE p_statement;
             PERFORM set_config('lock_timeout', v_was, true);
             RETURN true;
         EXCEPTION WHEN lock_not_available THEN
-            PERFORM pg_sleep(0.1);
+            IF v_try < 6 THEN
+                PERFORM pg_sleep(0.1);
+            END IF;
         END;
     END LOOP;
     PERFORM set_config('lock_timeout', v_was, true);
@@ -190,26 +204,16 @@ BEGIN
     END IF;
 END $$;
 
--- Drops table p_table, a partition, whose drop takes ACCESS EXCLUSIVE on its parent: asked for
--- at most 50 ms at a time (while the request waits for the statements in flight, every new one
--- queues behind it), six times, with pauses of 100 ms that let the queue drain. Each failed try
--- is undone alone (its block's subtransaction); the last one's lock_not_available rolls back
--- the caller's transaction, which a later run does again.
+-- Drops table p_table, a partition, whose drop takes ACCESS EXCLUSIVE on its parent, under
+-- qg_briefly's bounded tries; when the lock is not granted it raises lock_not_available, which
+-- rolls back the caller's transaction: a later run does it again.
 CREATE OR REPLACE FUNCTION qg_drop_table_briefly(p_table text)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM set_config('lock_timeout', '50ms', true);
-    FOR v_try IN 1..6 LOOP
-        BEGIN
-            EXECUTE format('DROP TABLE %I', p_table);
-            RETURN;
-        EXCEPTION WHEN lock_not_available THEN
-            IF v_try = 6 THEN
-                RAISE;
-            END IF;
-            PERFORM pg_sleep(0.1);
-        END;
-    END LOOP;
+    IF NOT qg_briefly(format('DROP TABLE %I', p_table)) THEN
+        RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
+            MESSAGE = format('could not lock %s to drop it: statements in flight held it', p_table);
+    END IF;
 END $$;
 
 -- The open tombstone segment, opened first when none is, or when the open one is older than a

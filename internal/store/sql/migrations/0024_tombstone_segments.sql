@@ -26,8 +26,8 @@ CREATE TABLE dedup_tombstones (
     PRIMARY KEY (partition_id, transaction_id, tseg)
 ) PARTITION BY LIST (tseg);
 -- The created_at index stays on tseg 0 alone, whose expired keys are deleted in batches
--- (qg_cleanup_tombstones); a tombstone segment goes whole and would only pay for its upkeep
--- (about a tenth of a key's size).
+-- (qg_cleanup_tombstones); a tombstone segment goes whole, so an index on its created_at would
+-- only add upkeep to every tombstone written.
 ALTER INDEX dedup_tombstones_created RENAME TO dedup_tombstones_keep_created;
 ALTER TABLE dedup_tombstones ATTACH PARTITION dedup_tombstones_keep FOR VALUES IN (0);
 
