@@ -118,7 +118,8 @@ BEGIN
     -- The head is read after the lock, in a statement of its own: its snapshot then sees the
     -- last writer's commit (a join in the locking statement would read it with the snapshot
     -- taken before waiting for the lock).
-    SELECT h.last_position, q.name, q.max_size, q.dedup_window_seconds INTO v_last, v_qname, v_max, v_dw
+    SELECT h.last_position, h.last_message_at, h.last_message_id, q.name, q.max_size, q.dedup_window_seconds
+    INTO v_last, v_l_at, v_l_id, v_qname, v_max, v_dw
     FROM partition_heads h, queues q WHERE h.partition_id = p_pid AND q.id = v_qid;
 
     v_mid := coalesce(
@@ -146,10 +147,9 @@ BEGIN
     END IF;
 
     -- createdAt as qg_push_set decides it for a partition's first item: the clock, or the
-    -- newest message's createdAt when that is later; one millisecond more when this id does
-    -- not rise above the newest message's and the two would share a millisecond.
-    SELECT m.created_at, m.id INTO v_l_at, v_l_id FROM messages m WHERE m.partition_id = p_pid
-    ORDER BY m.position DESC LIMIT 1;
+    -- newest message's createdAt (kept in its head) when that is later; one millisecond more
+    -- when this id does not rise above the newest message's and the two would share a
+    -- millisecond.
     v_at := greatest(v_now, v_l_at);
     IF p_now IS NULL AND v_l_id IS NOT NULL AND p_id <= v_l_id
        AND date_trunc('milliseconds', v_at) = date_trunc('milliseconds', v_l_at) THEN
@@ -167,7 +167,8 @@ BEGIN
     INSERT INTO messages (partition_id, position, id, transaction_id, payload, encrypted, trace_id,
                           producer_sub, created_at, seg)
     VALUES (p_pid, v_last + 1, p_id, p_key, p_payload::json, p_encrypted, p_trace, p_sub, v_at, v_seg);
-    UPDATE partition_heads h SET last_position = v_last + 1, last_message_at = v_at, last_activity_at = v_now
+    UPDATE partition_heads h SET last_position = v_last + 1, last_message_at = v_at, last_message_id = p_id,
+                                 last_activity_at = v_now
     WHERE h.partition_id = p_pid;
     INSERT INTO partition_work (partition_id, consumer_group, queue_id, next_at)
     SELECT p_pid, s.consumer_group, v_qid, v_now FROM subscriptions s WHERE s.queue_id = v_qid
@@ -177,11 +178,18 @@ BEGIN
 END $$;
 
 -- qg_push_items for more than one item: set-based, each step a window over the whole request.
+-- Every statement reaches its rows by key, and sequential scans are off so that no cached plan
+-- can do otherwise: PostgreSQL keeps a generic plan after five calls when it looks no dearer
+-- than the custom ones (it estimates an array parameter at ten elements), and one made while
+-- `partitions` was small and analyzed scanned the table and compared every row with every
+-- element of the call's list; when the table then grew faster than ANALYZE ran, a call of
+-- 1,000 items over 100,000 partitions took seconds (bench/HISTORY.md, "The partition sweep's
+-- two speeds"; TestPushProbesPartitionsWhateverThePlanCached).
 CREATE OR REPLACE FUNCTION qg_push_set(
     p_pids uuid[], p_keys text[], p_ids uuid[], p_payloads text[], p_encrypted boolean[],
     p_traces uuid[], p_subs text[], p_now timestamptz, p_strict boolean,
     p_uncapped boolean[])
-RETURNS SETOF qg_push_plan LANGUAGE plpgsql AS $$
+RETURNS SETOF qg_push_plan LANGUAGE plpgsql SET enable_seqscan = off AS $$
 DECLARE
     v_now  timestamptz;
     v_plan qg_push_plan[];
@@ -241,11 +249,12 @@ BEGIN
     -- scan of every partition into each call instead, 10 ms a push at 100,000 partitions
     -- (TestPushProbesPartitionsWhateverThePlanCached).
     WITH heads AS MATERIALIZED (
-        SELECT x.pid, r.qid, r.qname, r.pname, r.max_size, r.dw, r.last_position
+        SELECT x.pid, r.qid, r.qname, r.pname, r.max_size, r.dw, r.last_position, r.l_at, r.l_id
         FROM unnest(v_parts) AS x (pid)
         CROSS JOIN LATERAL (
             SELECT p.queue_id AS qid, q.name AS qname, p.name AS pname, q.max_size,
-                   q.dedup_window_seconds AS dw, h.last_position
+                   q.dedup_window_seconds AS dw, h.last_position, h.last_message_at AS l_at,
+                   h.last_message_id AS l_id
             FROM partitions p
             JOIN partition_heads h ON h.partition_id = p.id
             JOIN queues q ON q.id = p.queue_id
@@ -253,7 +262,7 @@ BEGIN
             OFFSET 0) r
     ), items AS MATERIALIZED (
         SELECT (z.ord - 1)::int AS i, z.pid, z.k, z.mid, z.qid, z.qname, z.pname, z.max_size, z.dw,
-               z.last_position, coalesce(z.unc, false) AS uncapped,
+               z.last_position, z.l_at, z.l_id, coalesce(z.unc, false) AS uncapped,
                -- keys compare byte-wise (COLLATE "C"): equality is all that matters, and it is far
                -- cheaper than the database collation
                row_number() OVER (PARTITION BY z.pid, z.k COLLATE "C" ORDER BY z.ord) AS dup_rank
@@ -261,16 +270,17 @@ BEGIN
             SELECT s.ord, s.pid, s.k, s.mid, s.unc,
                    first_value(s.qid) OVER w AS qid, first_value(s.qname) OVER w AS qname,
                    first_value(s.pname) OVER w AS pname, first_value(s.max_size) OVER w AS max_size,
-                   first_value(s.dw) OVER w AS dw, first_value(s.last_position) OVER w AS last_position
+                   first_value(s.dw) OVER w AS dw, first_value(s.last_position) OVER w AS last_position,
+                   first_value(s.l_at) OVER w AS l_at, first_value(s.l_id) OVER w AS l_id
             FROM (
                 -- (a NULL p_uncapped unnests as no rows: every item gets NULL)
                 SELECT u.ord, u.pid, u.k, u.mid, u.unc, NULL::uuid AS qid, NULL::text AS qname,
                        NULL::text AS pname, NULL::integer AS max_size, NULL::integer AS dw,
-                       NULL::bigint AS last_position
+                       NULL::bigint AS last_position, NULL::timestamptz AS l_at, NULL::uuid AS l_id
                 FROM unnest(p_pids, p_keys, p_ids, p_uncapped) WITH ORDINALITY AS u (pid, k, mid, unc, ord)
                 UNION ALL
                 SELECT 0, hd.pid, NULL, NULL, NULL, hd.qid, hd.qname, hd.pname, hd.max_size, hd.dw,
-                       hd.last_position
+                       hd.last_position, hd.l_at, hd.l_id
                 FROM heads hd
             ) s
             WINDOW w AS (PARTITION BY s.pid ORDER BY s.ord)
@@ -299,19 +309,50 @@ BEGIN
                    WHEN (SELECT c.n FROM counts c WHERE c.qid = f.qid) + f.qseq <= f.max_size THEN 'queued'
                    ELSE 'failed' END AS st
         FROM fresh f
-    ), positioned AS (
-        SELECT d.*,
-               d.last_position + row_number() OVER (PARTITION BY d.pid, d.st = 'queued' ORDER BY d.i) AS pos,
+    ), positioned AS MATERIALIZED (
+        -- q: the partition's queued items (and apart, the rest) in request order, which is
+        -- their position order
+        SELECT d.*, row_number() OVER q AS rk, lag(d.mid) OVER q AS lag_id,
                first_value(d.st) OVER w AS winner_st,
                first_value(coalesce(d.existing, d.mid)) OVER w AS winner_mid
-        FROM decided d WINDOW w AS (PARTITION BY d.pid, d.k COLLATE "C" ORDER BY d.i)
+        FROM decided d
+        WINDOW w AS (PARTITION BY d.pid, d.k COLLATE "C" ORDER BY d.i),
+               q AS (PARTITION BY d.pid, d.st = 'queued' ORDER BY d.i)
+    ), descents AS (
+        -- createdAt per queued item (docs/api/streams.md §7): within a partition, (createdAt
+        -- cut to the millisecond, then id) must rise with position, whoever wrote the
+        -- messages. Positions follow commit order under the partition lock and the clock is
+        -- read under it, so createdAt never falls; but ids are minted before the lock (by the
+        -- broker, and by whichever instance), so an id can be below the one before it, the
+        -- partition's newest message (its head) for the first item. Such an item (a descent)
+        -- starts the next millisecond: each item's createdAt is the clock (or the newest
+        -- message's createdAt, when later) plus one millisecond per descent up to it in its
+        -- partition; the call then waits (holding the lock) until the clock has reached the
+        -- last of them, so that no message is dated in the future and the next writer,
+        -- reading the clock after this commit, continues after it. Go mints ids in
+        -- increasing order in one process, so descents happen only where two calls cross;
+        -- most calls wait for nothing. Under a fixed test clock (p_now given) time cannot move
+        -- on: createdAt is p_now.
+        SELECT p.*, greatest(v_now, p.l_at) AS base,
+               CASE WHEN p_now IS NULL AND p.st = 'queued'
+                         AND p.mid <= coalesce(p.lag_id, CASE WHEN p.rk = 1 THEN p.l_id END)
+                         AND (p.rk > 1 OR date_trunc('milliseconds', greatest(v_now, p.l_at))
+                                          = date_trunc('milliseconds', p.l_at))
+                    THEN 1 ELSE 0 END AS descent
+        FROM positioned p
+    ), dated AS (
+        SELECT x.*, x.last_position + x.rk AS pos,
+               x.base + sum(x.descent) OVER (PARTITION BY x.pid, x.st = 'queued' ORDER BY x.i)
+                        * interval '1 millisecond' AS at
+        FROM descents x
     )
     SELECT array_agg(ROW(x.i,
                CASE WHEN x.dup_rank = 1 THEN x.st WHEN x.winner_st = 'failed' THEN 'failed' ELSE 'duplicate' END,
                x.winner_mid, x.pid, CASE WHEN x.st = 'queued' THEN x.pos END, x.qid, x.qname, x.pname
-           )::qg_push_plan ORDER BY x.i)
-    INTO v_plan
-    FROM positioned x;
+           )::qg_push_plan ORDER BY x.i),
+           array_agg(CASE WHEN x.st = 'queued' THEN x.at END ORDER BY x.i)
+    INTO v_plan, v_times
+    FROM dated x;
 
     IF p_strict THEN
         SELECT * INTO v_bad FROM unnest(v_plan) x WHERE x.status = 'taken' ORDER BY x.i LIMIT 1;
@@ -326,48 +367,7 @@ BEGIN
         END IF;
     END IF;
 
-    -- createdAt per queued item (docs/api/streams.md §7): within a partition, (createdAt cut to
-    -- the millisecond, then id) must rise with position, whoever wrote the messages. Positions
-    -- follow commit order under the partition lock and the clock is read under it, so createdAt
-    -- never falls; but ids are minted before the lock (by the broker, and by whichever
-    -- instance), so an id can be below the one before it. Such an item (a descent) starts the
-    -- next millisecond: each item's createdAt is the clock plus one millisecond per descent up
-    -- to it in its partition, and the call then waits (holding the lock) until the clock has
-    -- reached the last of them, so that no message is dated in the future and the next writer,
-    -- reading the clock after this commit, continues after it. Go mints ids in increasing order
-    -- in one process, so descents happen only where two calls cross; most calls wait for
-    -- nothing. Under a fixed test clock (p_now given) time cannot move on: createdAt is p_now.
-    SELECT array_agg(z.at ORDER BY z.i) INTO v_times
-    FROM (
-        SELECT y.i, CASE WHEN y.q THEN y.base + (sum(y.descent) OVER (PARTITION BY y.pid, y.q ORDER BY y.pos))
-                                                * interval '1 millisecond' END AS at
-        FROM (
-            SELECT w.*, greatest(v_now, w.last_at) AS base,
-                   CASE WHEN p_now IS NULL AND w.q AND w.prev_id IS NOT NULL AND w.mid <= w.prev_id
-                             AND (w.rk > 1 OR date_trunc('milliseconds', greatest(v_now, w.last_at))
-                                              = date_trunc('milliseconds', w.last_at))
-                        THEN 1 ELSE 0 END AS descent
-            FROM (
-                SELECT v.i, v.pid, v.pos, v.mid, v.q, v.rk, first_value(v.l_at) OVER p AS last_at,
-                       coalesce(v.lag_id, CASE WHEN v.rk = 1 THEN v.l_id END) AS prev_id
-                FROM (
-                    -- the partition's newest message, probed once per partition (its first item)
-                    SELECT u.*,
-                           CASE WHEN u.q AND u.rk = 1 THEN (SELECT m.created_at FROM messages m WHERE m.partition_id = u.pid
-                                                            ORDER BY m.position DESC LIMIT 1) END AS l_at,
-                           CASE WHEN u.q AND u.rk = 1 THEN (SELECT m.id FROM messages m WHERE m.partition_id = u.pid
-                                                            ORDER BY m.position DESC LIMIT 1) END AS l_id
-                    FROM (
-                        SELECT x.i, x.pid, x.pos, x.mid, x.status = 'queued' AS q,
-                               row_number() OVER w AS rk, lag(x.mid) OVER w AS lag_id
-                        FROM unnest(v_plan) x
-                        WINDOW w AS (PARTITION BY x.pid, x.status = 'queued' ORDER BY x.pos)
-                    ) u
-                ) v
-                WINDOW p AS (PARTITION BY v.pid, v.q ORDER BY v.pos)
-            ) w
-        ) y
-    ) z;
+    -- The call waits until the clock has reached the latest createdAt it gave (descents).
     IF p_now IS NULL THEN
         SELECT max(t) - clock_timestamp() INTO v_wait FROM unnest(v_times) t;
         IF v_wait > interval '0' THEN
@@ -391,11 +391,12 @@ BEGIN
          AS x (i, status, mid, pid, pos, qid, qname, pname, k, payload, enc, trace, sub, at)
     WHERE x.status = 'queued';
 
-    UPDATE partition_heads h SET last_position = c.top, last_message_at = c.newest, last_activity_at = v_now
-    FROM (SELECT x.pid, max(x.pos) AS top, max(x.at) AS newest
+    UPDATE partition_heads h SET last_position = c.top, last_message_at = c.newest, last_message_id = c.newest_id,
+                                 last_activity_at = v_now
+    FROM (SELECT DISTINCT ON (x.pid) x.pid, x.pos AS top, x.at AS newest, x.mid AS newest_id
           FROM ROWS FROM (unnest(v_plan), unnest(v_times))
                AS x (i, status, mid, pid, pos, qid, qname, pname, at)
-          WHERE x.status = 'queued' GROUP BY x.pid) c
+          WHERE x.status = 'queued' ORDER BY x.pid, x.pos DESC) c
     WHERE h.partition_id = c.pid;
 
     -- Every group registered on a written queue now has work in the partition (partition_work).
