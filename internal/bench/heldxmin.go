@@ -36,7 +36,7 @@ const (
 )
 
 // heldTables are the broker's hot tables whose row versions the scenario reports.
-var heldTables = []string{"partitions", "consumers", "partition_work", "messages"}
+var heldTables = []string{"partitions", "partition_heads", "consumers", "partition_work", "messages"}
 
 // HeldWindow is one measured window of the heldxmin scenario.
 type HeldWindow struct {
@@ -355,6 +355,15 @@ func checkHeldTables(ctx context.Context, mon *pgx.Conn, schema string) error {
 // flushes the calling session's own, so it cannot hurry the broker's.
 const heldStatsSettle = 1500 * time.Millisecond
 
+// heldLeaves lists the tables that hold the rows of table u.t in schema $1: the table itself,
+// or the partitions of a partitioned one (messages: its segments, migration 0023), whose
+// parent has no statistics and no tuples of its own.
+const heldLeaves = `SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE n.nspname = $1 AND c.relname = u.t AND c.relkind = 'r'
+	UNION ALL
+	SELECT i.inhrelid FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent
+	JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = u.t`
+
 // heldTableRows reads the row versions of the hot tables once the statistics have settled
 // (two reads half a second apart agree; five seconds at most), and scans the tables with
 // pgstattuple when it is installed. The source says which.
@@ -366,9 +375,11 @@ func heldTableRows(ctx context.Context, mon *pgx.Conn, schema string) ([]TableRo
 		if _, err := mon.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
 			return nil, err
 		}
-		rows, err := mon.Query(ctx, `SELECT u.t, coalesce(s.n_live_tup, 0), coalesce(s.n_dead_tup, 0)
+		rows, err := mon.Query(ctx, `SELECT u.t, coalesce(sum(s.n_live_tup), 0)::bigint, coalesce(sum(s.n_dead_tup), 0)::bigint
 			FROM unnest($2::text[]) WITH ORDINALITY u(t, i)
-			LEFT JOIN pg_stat_user_tables s ON s.schemaname = $1 AND s.relname = u.t ORDER BY u.i`, schema, heldTables)
+			LEFT JOIN LATERAL (`+heldLeaves+`) l ON true
+			LEFT JOIN pg_stat_user_tables s ON s.relid = l.oid
+			GROUP BY u.t, u.i ORDER BY u.i`, schema, heldTables)
 		if err != nil {
 			return nil, err
 		}
@@ -400,10 +411,12 @@ func heldTableRows(ctx context.Context, mon *pgx.Conn, schema string) ([]TableRo
 		}
 		return nil, "", err
 	}
-	q := "SELECT tuple_count, dead_tuple_count FROM " + pgx.Identifier{ext, "pgstattuple"}.Sanitize() + "($1::text::regclass)"
+	q := `SELECT coalesce(sum(p.tuple_count), 0)::bigint, coalesce(sum(p.dead_tuple_count), 0)::bigint
+		FROM (SELECT $2::text AS t) u, LATERAL (` + heldLeaves + `) l,
+		LATERAL ` + pgx.Identifier{ext, "pgstattuple"}.Sanitize() + `(l.oid::regclass) p`
 	for i := range tables {
 		var live, dead int64
-		if err := mon.QueryRow(ctx, q, pgx.Identifier{schema, tables[i].Table}.Sanitize()).Scan(&live, &dead); err != nil {
+		if err := mon.QueryRow(ctx, q, schema, tables[i].Table).Scan(&live, &dead); err != nil {
 			return nil, "", fmt.Errorf("pgstattuple(%s): %w", tables[i].Table, err)
 		}
 		tables[i].ScannedLive, tables[i].ScannedDead = &live, &dead
