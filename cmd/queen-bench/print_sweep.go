@@ -16,11 +16,11 @@ func printSweep(w io.Writer, r bench.Result) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "partitions\tpush msgs/s\tp50 ms\tp99 ms\terrors\tpop+ack msgs/s\tp50 ms\tp99 ms\terrors\t")
+	fmt.Fprintln(tw, "partitions\tpush msgs/s\tp50 ms\tp99 ms\terrors\tfirst pop ms\tpop+ack msgs/s\tp50 ms\tp99 ms\terrors\t")
 	for _, s := range r.Sweep {
 		p, q := s.Push, s.Pop
-		fmt.Fprintf(tw, "%d\t%.0f\t%s\t%s\t%d\t%.0f\t%s\t%s\t%d\t\n", s.Partitions,
-			p.MsgsPerSec, msText(p.P50), msText(p.P99), p.Errors, q.MsgsPerSec, msText(q.P50), msText(q.P99), q.Errors)
+		fmt.Fprintf(tw, "%d\t%.0f\t%s\t%s\t%d\t%s\t%.0f\t%s\t%s\t%d\t\n", s.Partitions,
+			p.MsgsPerSec, msText(p.P50), msText(p.P99), p.Errors, msText(s.Register), q.MsgsPerSec, msText(q.P50), msText(q.P99), q.Errors)
 	}
 	tw.Flush()
 	for _, x := range r.SweepRatios {

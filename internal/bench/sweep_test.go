@@ -138,6 +138,9 @@ func TestSweepMeasuresEveryStep(t *testing.T) {
 				t.Errorf("%d partitions, %s: %+v", s.Partitions, name, r)
 			}
 		}
+		if s.Register <= 0 {
+			t.Errorf("%d partitions: the first pop took %s", s.Partitions, s.Register)
+		}
 		// 100 messages rounded up to whole batches of 5 in every partition
 		if want := int64(sweepPopMessages(s.Partitions, 5, 100)); s.Pop.Messages > want {
 			t.Errorf("%d partitions: popped %d of %d messages", s.Partitions, s.Pop.Messages, want)
