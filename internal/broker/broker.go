@@ -37,7 +37,9 @@ type Config struct {
 	// 2: pushes are CPU-bound in the database, and more calls than cores only shrink the
 	// coalesced batches and add lock contention, as bench/HISTORY.md measures); requests arriving
 	// while all are busy are coalesced into the next call of at most PushCallItems items
-	// (default 1000). See coalescer.
+	// (default 3000: requests over many partitions share them, so their calls run one at a
+	// time, and a call's cost per partition is paid once per call; bench/HISTORY.md, "Larger
+	// push calls"). See coalescer.
 	PushCalls, PushCallItems int
 	// ConsumeCalls bounds the pops, acks and transactions running in the database at once
 	// (CONSUME_CONCURRENCY; default: one per CPU, at least 2). More wait in the broker, within
@@ -104,7 +106,7 @@ func New(st *store.Store, hub *waiter.Hub, cfg Config, log *slog.Logger) *Broker
 		log = slog.Default()
 	}
 	if cfg.PushCallItems <= 0 {
-		cfg.PushCallItems = 1000
+		cfg.PushCallItems = 3000
 	}
 	if cfg.PushCalls <= 0 {
 		cfg.PushCalls = max(2, runtime.NumCPU())
