@@ -358,11 +358,10 @@ const heldStatsSettle = 1500 * time.Millisecond
 // heldLeaves lists the tables that hold the rows of table u.t in schema $1: the table itself,
 // or the partitions of a partitioned one (messages: its segments, migration 0023), whose
 // parent has no statistics and no tuples of its own.
-const heldLeaves = `SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	WHERE n.nspname = $1 AND c.relname = u.t AND c.relkind = 'r'
+const heldLeaves = `SELECT c.oid FROM pg_class c
+	WHERE c.oid = to_regclass(quote_ident($1) || '.' || quote_ident(u.t)) AND c.relkind = 'r'
 	UNION ALL
-	SELECT i.inhrelid FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent
-	JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = u.t`
+	SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = to_regclass(quote_ident($1) || '.' || quote_ident(u.t))`
 
 // heldTableRows reads the row versions of the hot tables once the statistics have settled
 // (two reads half a second apart agree; five seconds at most), and scans the tables with
